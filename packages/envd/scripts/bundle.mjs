@@ -1,0 +1,36 @@
+// Bundles envd into one CommonJS file that a plain `node` starts fast, next to the native
+// addons it loads at run time (node-pty, and envd's own inotify binding).
+import { cp, mkdir, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, "..");
+const out = path.join(root, "dist", "bundle");
+const require = createRequire(import.meta.url);
+
+await rm(out, { recursive: true, force: true });
+await build({
+  entryPoints: [path.join(root, "src", "main.ts")],
+  outfile: path.join(out, "envd.cjs"),
+  bundle: true,
+  platform: "node",
+  target: "node20",
+  format: "cjs",
+  conditions: ["@x/source"],
+  external: ["node-pty", "./native/*"],
+  minifySyntax: true,
+  sourcemap: "linked",
+  legalComments: "none",
+  logLevel: "warning",
+});
+
+// node-pty resolves its addon relative to its own folder, so it ships as a small package.
+const ptyDir = path.dirname(require.resolve("node-pty/package.json"));
+const ptyOut = path.join(out, "node_modules", "node-pty");
+await mkdir(ptyOut, { recursive: true });
+for (const entry of ["package.json", "lib", "build/Release/pty.node"]) {
+  await cp(path.join(ptyDir, entry), path.join(ptyOut, entry), { recursive: true });
+}

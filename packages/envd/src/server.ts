@@ -1,0 +1,108 @@
+import http from "node:http";
+import http2 from "node:http2";
+import net from "node:net";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { Filesystem, Process } from "@x/envd-client";
+import { accessTokenInterceptor } from "./auth.js";
+import { createLogger, type EnvdContext, IdNames } from "./context.js";
+import { createFilesystemService } from "./filesystem/service.js";
+import { createHttpHandler } from "./http/routes.js";
+import { ProcessManager } from "./process/manager.js";
+import { createProcessService } from "./process/service.js";
+import { createState, type EnvdState } from "./state.js";
+
+export interface EnvdServerOptions {
+  port: number;
+  host?: string;
+  state?: Partial<Omit<EnvdState, "version">>;
+}
+
+/** The first bytes of every HTTP/2 connection with prior knowledge (h2c). */
+const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+
+/**
+ * envd's listener: Connect (HTTP/1.1 and h2c on the same port, told apart by the
+ * connection preface) plus the plain-HTTP file routes. It can be quiesced, closing every
+ * socket so the sandbox can be checkpointed, and woken again with processes intact.
+ */
+export class EnvdServer {
+  readonly context: EnvdContext;
+  private readonly listener: net.Server;
+  private readonly sockets = new Set<net.Socket>();
+  private readonly h1: http.Server;
+  private readonly h2: http2.Http2Server;
+  private listening = false;
+
+  constructor(private readonly options: EnvdServerOptions) {
+    const state = createState(options.state);
+    this.context = {
+      state,
+      names: new IdNames(),
+      processes: new ProcessManager(state),
+      log: createLogger(),
+    };
+    const handler = connectNodeAdapter({
+      routes: (router) => {
+        router.service(Filesystem, createFilesystemService(this.context));
+        router.service(Process, createProcessService(this.context));
+      },
+      interceptors: [accessTokenInterceptor(state)],
+      requireConnectProtocolHeader: true,
+      fallback: createHttpHandler(this.context),
+    });
+    this.h1 = http.createServer(handler);
+    this.h1.keepAliveTimeout = 65_000;
+    this.h2 = http2.createServer({}, handler);
+    this.listener = net.createServer((socket) => this.accept(socket));
+  }
+
+  private accept(socket: net.Socket): void {
+    this.sockets.add(socket);
+    socket.once("close", () => this.sockets.delete(socket));
+    socket.setNoDelay(true);
+    socket.once("data", (chunk: Buffer) => {
+      socket.pause();
+      socket.unshift(chunk);
+      const n = Math.min(chunk.length, H2_PREFACE.length);
+      const isH2 = chunk.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
+      (isH2 ? this.h2 : this.h1).emit("connection", socket);
+      socket.resume();
+    });
+  }
+
+  get port(): number {
+    const address = this.listener.address();
+    return typeof address === "object" && address ? address.port : this.options.port;
+  }
+
+  async listen(): Promise<void> {
+    if (this.listening) return;
+    await new Promise<void>((resolve, reject) => {
+      this.listener.once("error", reject);
+      this.listener.listen(this.options.port, this.options.host ?? "0.0.0.0", () => {
+        this.listener.off("error", reject);
+        resolve();
+      });
+    });
+    this.listening = true;
+  }
+
+  /** Closes the listener and every connection; processes keep running. */
+  async quiesce(): Promise<void> {
+    if (!this.listening) return;
+    this.listening = false;
+    const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
+    for (const socket of this.sockets) socket.destroy();
+    await closed;
+  }
+
+  /** Re-opens the listener after a quiesce (for example after a restore). */
+  wake(): Promise<void> {
+    return this.listen();
+  }
+
+  async close(): Promise<void> {
+    await this.quiesce();
+    this.context.processes.killAll();
+  }
+}

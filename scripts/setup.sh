@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs everything the platform and its tests need on a fresh Debian 12 machine, as root.
+# Safe to run again: each step checks before it acts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PNPM_VERSION=$(node -p 'require("./package.json").packageManager.split("@")[1]')
+
+# Debian packages: the two sandbox runtimes, networking tools, the base-image builder,
+# OCI image tools for template imports, PostgreSQL for the store tests, tmux for CLI tests.
+DEBS=(runc runsc tini iproute2 iptables debootstrap skopeo umoci postgresql tmux xattr)
+missing=()
+for pkg in "${DEBS[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ "$(pnpm --version 2>/dev/null || true)" != "$PNPM_VERSION" ]; then
+  echo "setup: installing pnpm $PNPM_VERSION"
+  npm install -g --silent "pnpm@$PNPM_VERSION"
+fi
+
+pnpm install --frozen-lockfile --reporter=append-only | tail -3
+
+# PostgreSQL for the store tests: a local cluster with a role and database of ours.
+if command -v pg_lsclusters >/dev/null; then
+  cluster=$(pg_lsclusters -h | awk 'NR==1 {print $1" "$2}')
+  if [ -n "$cluster" ]; then
+    # shellcheck disable=SC2086
+    pg_ctlcluster $cluster start 2>/dev/null || true
+    su postgres -c "psql -qtAc \"SELECT 1 FROM pg_roles WHERE rolname='xsandbox'\"" | grep -q 1 ||
+      su postgres -c "psql -qc \"CREATE ROLE xsandbox LOGIN SUPERUSER PASSWORD 'xsandbox'\""
+  fi
+fi
+echo "setup: done"
