@@ -212,7 +212,7 @@ describe("live exchange with the public client", () => {
     const events: unknown[] = [];
     const ended = new Promise<void>((resolve) => {
       void sandbox.files
-        .watchDir("/home/user", (e) => events.push(e), { recursive: true, onExit: () => resolve() })
+        .watchDir("/home/user", (e) => void events.push(e), { recursive: true, onExit: () => resolve() })
         .catch(() => resolve());
     });
     await ended;
