@@ -38,3 +38,6 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   if (options.apiKey) client.use(apiKeyMiddleware(options.apiKey));
   return client;
 }
+
+/** The platform's OpenAPI document itself, for servers and tools that validate against it. */
+export { openapiDocument } from "./gen/openapi.gen.js";

@@ -1036,6 +1036,7 @@ export interface components {
             } | null;
             metadata?: components["schemas"]["SandboxMetadata"];
             network?: components["schemas"]["SandboxNetworkConfig"];
+            runtime?: components["schemas"]["SandboxRuntime"];
             /** @description Ignored; access to the sandbox agent is always token-protected. */
             secure?: boolean;
             templateID: string;
@@ -1071,6 +1072,7 @@ export interface components {
             } | null;
             metadata?: components["schemas"]["SandboxMetadata"];
             network?: components["schemas"]["SandboxNetworkConfig"];
+            runtime?: components["schemas"]["SandboxRuntime"];
             /** @description Template ID or name (`name`, `team/name`, `name:tag`). */
             templateID: string;
             /**
@@ -1316,6 +1318,12 @@ export interface components {
             /** @description Seconds to keep the sandbox alive from now. */
             duration?: number;
         };
+        /**
+         * @description Platform extension: the isolation runtime for this sandbox. `runsc` (gVisor, a
+         *     user-space kernel) is the default; `runc` shares the host kernel and starts faster.
+         * @enum {string}
+         */
+        SandboxRuntime: "runsc" | "runc";
         SandboxSnapshotRequest: {
             /** @description Name of the snapshot template; an existing template of that name gets a new build instead of a new template being made. */
             name?: string;

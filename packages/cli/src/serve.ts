@@ -1,0 +1,123 @@
+import { parseArgs } from "node:util";
+import { createEnvdClient } from "@x/envd-client";
+import { DEFAULTS, type PlatformConfig, startPlatform } from "@x/platform";
+import { createPlatformClient } from "@x/platform-client";
+import { envdBundleDir } from "./envd-dir.js";
+
+const HELP = `x serve: run the platform (API, proxy, orchestrator) in this process
+
+  --port N            API port (X_PORT, default ${DEFAULTS.apiPort})
+  --proxy-port N      sandbox proxy port (X_PROXY_PORT, default ${DEFAULTS.proxyPort})
+  --data-dir DIR      store, images and sandboxes (X_DATA_DIR, default ${DEFAULTS.dataDir})
+  --database-url URL  postgres://… to use PostgreSQL (X_DATABASE_URL; SQLite by default)
+  --runtime NAME      default sandbox runtime: runsc or runc (X_RUNTIME)
+  --domain NAME       sandboxes are {port}-{id}.NAME (X_DOMAIN, default ${DEFAULTS.domain})
+  --demo              once ready, create a sandbox, run a command in it and show the output
+`;
+
+export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boolean; help: boolean } {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: "string" },
+      "proxy-port": { type: "string" },
+      "data-dir": { type: "string" },
+      "database-url": { type: "string" },
+      runtime: { type: "string" },
+      domain: { type: "string" },
+      host: { type: "string" },
+      demo: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    strict: true,
+  });
+  const env = process.env;
+  const runtime = values.runtime ?? env.X_RUNTIME;
+  if (runtime && runtime !== "runsc" && runtime !== "runc") throw new Error(`--runtime must be runsc or runc, got ${runtime}`);
+  const port = (v: string | undefined, fallback: number, flag: string) => {
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${flag} must be a port number, got ${v}`);
+    return n;
+  };
+  return {
+    demo: values.demo ?? false,
+    help: values.help ?? false,
+    config: {
+      ...DEFAULTS,
+      apiPort: port(values.port ?? env.X_PORT, DEFAULTS.apiPort, "--port"),
+      proxyPort: port(values["proxy-port"] ?? env.X_PROXY_PORT, DEFAULTS.proxyPort, "--proxy-port"),
+      dataDir: values["data-dir"] ?? env.X_DATA_DIR ?? DEFAULTS.dataDir,
+      databaseUrl: values["database-url"] ?? env.X_DATABASE_URL,
+      defaultRuntime: runtime as PlatformConfig["defaultRuntime"],
+      domain: values.domain ?? env.X_DOMAIN ?? DEFAULTS.domain,
+      host: values.host ?? env.X_HOST ?? DEFAULTS.host,
+      envdDir: envdBundleDir(),
+    },
+  };
+}
+
+/** Creates a sandbox through the API, runs a command in it through the proxy, kills it. */
+async function demo(apiUrl: string, proxyUrl: string, apiKey: string): Promise<void> {
+  const api = createPlatformClient({ baseUrl: apiUrl, apiKey });
+  const started = performance.now();
+  const { data: sandbox, error } = await api.POST("/v2/sandboxes", { body: { templateID: "base", timeout: 120 } });
+  if (!sandbox) throw new Error(`demo: could not create a sandbox: ${error?.message}`);
+  const created = performance.now();
+  const envd = createEnvdClient({ baseUrl: proxyUrl, sandboxId: sandbox.sandboxID, accessToken: sandbox.envdAccessToken });
+  let output = "";
+  for await (const res of envd.process.start({
+    process: { cmd: "/bin/bash", args: ["-l", "-c", "echo \"hello from $(hostname) as $(whoami), $(uname -sr)\""], envs: {} },
+    stdin: false,
+  })) {
+    const event = res.event?.event;
+    if (event?.case === "data" && event.value.output.case === "stdout") output += Buffer.from(event.value.output.value).toString();
+  }
+  const ran = performance.now();
+  process.stdout.write(
+    `demo: sandbox ${sandbox.sandboxID} created in ${Math.round(created - started)} ms; ` +
+      `command ran in ${Math.round(ran - created)} ms:\n  ${output.trim()}\n`,
+  );
+  await api.DELETE("/sandboxes/{sandboxID}", { params: { path: { sandboxID: sandbox.sandboxID } } });
+  process.stdout.write("demo: sandbox killed\n");
+}
+
+export async function serve(argv: string[]): Promise<number> {
+  const { config, demo: runDemo, help } = serveConfig(argv);
+  if (help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const platform = await startPlatform(config);
+  const apiUrl = `http://localhost:${platform.apiPort}`;
+  const proxyUrl = `http://localhost:${platform.proxyPort}`;
+  const key = platform.firstApiKey;
+  process.stdout.write(
+    [
+      `x: platform ready — API ${apiUrl}, sandbox proxy ${proxyUrl}, data in ${config.dataDir}`,
+      key
+        ? `x: first team API key (shown once, keep it): ${key}`
+        : "x: API keys: 'x keys create NAME' makes a new one",
+      "x: point the e2b client or @x/sdk here with:",
+      `   export E2B_API_URL=${apiUrl} E2B_SANDBOX_URL=${proxyUrl} E2B_API_KEY=${key ?? "<your key>"}`,
+      "",
+    ].join("\n"),
+  );
+  if (runDemo) {
+    // A key of its own, revoked afterwards, so the demo works on every start.
+    const team = await platform.defaultTeam();
+    const { key: demoKey, row } = await platform.store.teams.createKey(team.id, "demo");
+    try {
+      await demo(apiUrl, proxyUrl, demoKey);
+    } finally {
+      await platform.store.teams.revokeKey(team.id, row.id);
+    }
+  }
+  await new Promise<void>((resolve) => {
+    process.once("SIGTERM", resolve);
+    process.once("SIGINT", resolve);
+  });
+  process.stdout.write("x: shutting down (sandboxes keep running and are adopted on the next start)\n");
+  await platform.close();
+  return 0;
+}

@@ -1,0 +1,4210 @@
+// @generated from openapi.yaml by scripts/spec-to-ts.mjs; do not edit.
+export const openapiDocument: Record<string, unknown> = {
+  "openapi": "3.0.3",
+  "info": {
+    "title": "Sandbox platform API",
+    "version": "0.1.0",
+    "description": "Platform API of the self-hostable sandbox platform: sandboxes, snapshots,\ntemplates, template builds, template tags and API keys.\n\nThe API is wire-compatible with the public `e2b` client (npm `e2b` 2.51.0):\npaths, JSON field names, enums and status codes follow what that client\nsends and reads. Operations the client never calls but our own platform\nneeds carry the tag `Platform extensions` and `x-platform-extension: true`.\n\nConventions\n- Authentication: header `X-API-Key` (the client sends `X-API-KEY`; header\n  names are case-insensitive). Keys look like `e2b_` + 40 lowercase hex digits.\n- Errors: every non-2xx response has a JSON body `{code, message}` whose\n  `code` equals the HTTP status. The client recognises e.g. \"not found\" by\n  `code: 404` in the body.\n- Paginated lists take `limit` and `nextToken` and return the cursor of the\n  next page in the `X-Next-Token` response header; the header is absent on\n  the last page.\n- Path parameters are sent percent-encoded (`encodeURIComponent`), so a\n  template ID may arrive as e.g. `team%2Fname%3Atag`; decode after routing.\n- Array query parameters use `style: form, explode: false`\n  (e.g. `state=running,paused`).\n- A 2xx response without a JSON body must be 204 or carry\n  `Content-Length: 0` (the client parses any other 2xx body as JSON).\n",
+    "license": {
+      "name": "Apache-2.0",
+      "url": "https://www.apache.org/licenses/LICENSE-2.0"
+    }
+  },
+  "servers": [
+    {
+      "url": "https://api.{domain}",
+      "description": "The public client derives this from `E2B_DOMAIN`; `E2B_API_URL` overrides it.",
+      "variables": {
+        "domain": {
+          "default": "localhost"
+        }
+      }
+    }
+  ],
+  "security": [
+    {
+      "ApiKeyAuth": []
+    }
+  ],
+  "tags": [
+    {
+      "name": "Sandboxes",
+      "description": "Create, inspect, pause, resume, connect to and kill sandboxes."
+    },
+    {
+      "name": "Snapshots",
+      "description": "Persistent snapshots of sandboxes (stored as template builds)."
+    },
+    {
+      "name": "Templates",
+      "description": "Templates and their metadata."
+    },
+    {
+      "name": "Template builds",
+      "description": "Build requests, build-file uploads, build status and logs."
+    },
+    {
+      "name": "Template tags",
+      "description": "Named tags pointing at template builds."
+    },
+    {
+      "name": "API keys",
+      "description": "Team API key management."
+    },
+    {
+      "name": "Health",
+      "description": "Liveness of the API."
+    },
+    {
+      "name": "Platform extensions",
+      "description": "Operations of this platform that the public `e2b` client does not call."
+    }
+  ],
+  "paths": {
+    "/health": {
+      "get": {
+        "tags": [
+          "Health"
+        ],
+        "operationId": "getHealth",
+        "summary": "API health",
+        "description": "Returns 200 while the API serves requests. Needs no API key.",
+        "security": [],
+        "responses": {
+          "200": {
+            "description": "The API is healthy.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/HealthStatus"
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/sandboxes": {
+      "get": {
+        "tags": [
+          "Sandboxes"
+        ],
+        "operationId": "listSandboxesLegacy",
+        "summary": "List running sandboxes (legacy)",
+        "description": "Unpaginated list of running sandboxes. Superseded by `GET /v2/sandboxes`.",
+        "deprecated": true,
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/metadataFilter"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Running sandboxes of the team.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/ListedSandbox"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      },
+      "post": {
+        "tags": [
+          "Sandboxes"
+        ],
+        "operationId": "createSandboxLegacy",
+        "summary": "Create a sandbox (legacy)",
+        "description": "Same as `POST /v2/sandboxes` with a default timeout of 15 s. Superseded by `POST /v2/sandboxes`.",
+        "deprecated": true,
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/NewSandbox"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The sandbox was created.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Sandbox"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "504": {
+            "$ref": "#/components/responses/GatewayTimeout"
+          }
+        }
+      }
+    },
+    "/v2/sandboxes": {
+      "get": {
+        "tags": [
+          "Sandboxes"
+        ],
+        "operationId": "listSandboxes",
+        "summary": "List sandboxes",
+        "description": "Paginated list of the team's sandboxes, newest first by default.\nThe cursor of the next page is returned in `X-Next-Token`.\n",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/metadataFilter"
+          },
+          {
+            "name": "state",
+            "in": "query",
+            "description": "Only sandboxes in one of these states (comma-separated). Default is all states.",
+            "required": false,
+            "style": "form",
+            "explode": false,
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/components/schemas/SandboxState"
+              }
+            }
+          },
+          {
+            "name": "startedAfter",
+            "in": "query",
+            "description": "Only sandboxes started at or after this time (RFC 3339).",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "format": "date-time"
+            }
+          },
+          {
+            "name": "template",
+            "in": "query",
+            "description": "Only sandboxes created from this template (ID or name).",
+            "required": false,
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
+            "name": "order",
+            "in": "query",
+            "description": "Sort direction by start time.",
+            "required": false,
+            "schema": {
+              "$ref": "#/components/schemas/OrderDirection"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/paginationLimit"
+          },
+          {
+            "$ref": "#/components/parameters/paginationNextToken"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "One page of sandboxes.",
+            "headers": {
+              "X-Next-Token": {
+                "$ref": "#/components/headers/XNextToken"
+              },
+              "X-Total-Running": {
+                "$ref": "#/components/headers/XTotalRunning"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/ListedSandbox"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      },
+      "post": {
+        "tags": [
+          "Sandboxes"
+        ],
+        "operationId": "createSandbox",
+        "summary": "Create a sandbox",
+        "description": "Starts a sandbox from a template (ID, `name` or `name:tag`; the client\nsends `base` when no template is given). The response carries the\n`envdAccessToken` needed for every call to the sandbox.\n",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/NewSandboxV2"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The sandbox was created and its agent is reachable.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Sandbox"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "504": {
+            "$ref": "#/components/responses/GatewayTimeout"
+          }
+        }
+      }
+    },
+    "/sandboxes/metrics": {
+      "get": {
+        "tags": [
+          "Sandboxes"
+        ],
+        "operationId": "listSandboxesMetrics",
+        "summary": "Latest metrics of several sandboxes",
+        "parameters": [
+          {
+            "name": "sandbox_ids",
+            "in": "query",
+            "description": "Comma-separated sandbox IDs.",
+            "required": true,
+            "style": "form",
+            "explode": false,
+            "schema": {
+              "type": "array",
+              "minItems": 1,
+              "maxItems": 100,
+              "items": {
+                "type": "string"
+              }
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The latest metric of each requested running sandbox, keyed by sandbox ID.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/SandboxesWithMetrics"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/sandboxes/{sandboxID}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/sandboxID"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Sandboxes"
+        ],
+        "operationId": "getSandbox",
+        "summary": "Get a sandbox",
+        "description": "Details of a running or paused sandbox, including its `envdAccessToken`.",
+        "responses": {
+          "200": {
+            "description": "The sandbox.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/SandboxDetail"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      },
+      "delete": {
+        "tags": [
+          "Sandboxes"
+        ],
+        "operationId": "killSandbox",
+        "summary": "Kill a sandbox",
+        "description": "Kills a running or paused sandbox and cuts its open streams. The client\ntreats a 404 body (`code: 404`) as \"already gone\" and returns `false`.\n",
+        "responses": {
+          "204": {
+            "description": "The sandbox was killed."
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/sandboxes/{sandboxID}/pause": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/sandboxID"
+        }
+      ],
+      "post": {
+        "tags": [
+          "Sandboxes"
+        ],
+        "operationId": "pauseSandbox",
+        "summary": "Pause a sandbox",
+        "description": "Pauses a running sandbox. The depth reached is reported afterwards as\n`pauseKind` on the sandbox. Pausing an already paused sandbox answers\n409, which the client reports as `false` (\"was already paused\").\n",
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SandboxPauseRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "204": {
+            "description": "The sandbox was paused and can be resumed."
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/sandboxes/{sandboxID}/resume": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/sandboxID"
+        }
+      ],
+      "post": {
+        "tags": [
+          "Sandboxes"
+        ],
+        "operationId": "resumeSandbox",
+        "summary": "Resume a paused sandbox (legacy)",
+        "description": "Resumes a paused sandbox; 409 when it is already running. Superseded by `POST /v2/sandboxes/{sandboxID}/connect`.",
+        "deprecated": true,
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ResumedSandbox"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The sandbox was resumed.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Sandbox"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "504": {
+            "$ref": "#/components/responses/GatewayTimeout"
+          }
+        }
+      }
+    },
+    "/sandboxes/{sandboxID}/connect": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/sandboxID"
+        }
+      ],
+      "post": {
+        "tags": [
+          "Sandboxes"
+        ],
+        "operationId": "connectSandboxLegacy",
+        "summary": "Connect to a sandbox (legacy)",
+        "description": "As `POST /v2/sandboxes/{sandboxID}/connect`, but `timeout` is required.",
+        "deprecated": true,
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ConnectSandbox"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The sandbox was already running.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Sandbox"
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "The sandbox was paused and has been resumed.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Sandbox"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "504": {
+            "$ref": "#/components/responses/GatewayTimeout"
+          }
+        }
+      }
+    },
+    "/v2/sandboxes/{sandboxID}/connect": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/sandboxID"
+        }
+      ],
+      "post": {
+        "tags": [
+          "Sandboxes"
+        ],
+        "operationId": "connectSandbox",
+        "summary": "Connect to a sandbox",
+        "description": "Returns the sandbox's connection details, resuming it first when it is\npaused. The timeout is only ever extended, never shortened. This is\nwhat the client's `Sandbox.connect()` and resume use.\n",
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ConnectSandboxV2"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The sandbox was already running.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Sandbox"
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "The sandbox was paused and has been resumed.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Sandbox"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "504": {
+            "$ref": "#/components/responses/GatewayTimeout"
+          }
+        }
+      }
+    },
+    "/sandboxes/{sandboxID}/timeout": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/sandboxID"
+        }
+      ],
+      "post": {
+        "tags": [
+          "Sandboxes"
+        ],
+        "operationId": "setSandboxTimeout",
+        "summary": "Set a sandbox's timeout",
+        "description": "The sandbox expires `timeout` seconds after this request; each call replaces the previous deadline.",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SandboxTimeoutRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "204": {
+            "description": "The timeout was set."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/sandboxes/{sandboxID}/refreshes": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/sandboxID"
+        }
+      ],
+      "post": {
+        "tags": [
+          "Sandboxes"
+        ],
+        "operationId": "refreshSandbox",
+        "summary": "Keep a sandbox alive",
+        "description": "Extends the sandbox's lifetime to at least `duration` seconds from now (never shortens it).",
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SandboxRefreshRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "204": {
+            "description": "The sandbox's lifetime was extended."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/sandboxes/{sandboxID}/metrics": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/sandboxID"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Sandboxes"
+        ],
+        "operationId": "getSandboxMetrics",
+        "summary": "Metrics of a sandbox",
+        "description": "Resource usage samples of the sandbox in the interval, oldest first.",
+        "parameters": [
+          {
+            "name": "start",
+            "in": "query",
+            "description": "Start of the interval, Unix time in seconds.",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "format": "int64",
+              "minimum": 0
+            }
+          },
+          {
+            "name": "end",
+            "in": "query",
+            "description": "End of the interval, Unix time in seconds.",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "format": "int64",
+              "minimum": 0
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Metric samples.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/SandboxMetric"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/sandboxes/{sandboxID}/logs": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/sandboxID"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Sandboxes"
+        ],
+        "operationId": "getSandboxLogsLegacy",
+        "summary": "Sandbox logs (legacy)",
+        "description": "Superseded by `GET /v2/sandboxes/{sandboxID}/logs`.",
+        "deprecated": true,
+        "parameters": [
+          {
+            "name": "start",
+            "in": "query",
+            "description": "Only logs at or after this time, Unix time in milliseconds.",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "format": "int64",
+              "minimum": 0
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "description": "Maximum number of entries.",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "format": "int32",
+              "minimum": 0,
+              "default": 1000
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Logs of the sandbox.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/SandboxLogs"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/v2/sandboxes/{sandboxID}/logs": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/sandboxID"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Sandboxes"
+        ],
+        "operationId": "getSandboxLogs",
+        "summary": "Sandbox logs",
+        "description": "Structured logs of the sandbox (its agent and lifecycle events).",
+        "parameters": [
+          {
+            "name": "cursor",
+            "in": "query",
+            "description": "Start from this time, Unix time in milliseconds.",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "format": "int64",
+              "minimum": 0
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "description": "Maximum number of entries.",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "format": "int32",
+              "minimum": 0,
+              "maximum": 1000,
+              "default": 1000
+            }
+          },
+          {
+            "name": "direction",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "$ref": "#/components/schemas/LogsDirection"
+            }
+          },
+          {
+            "name": "level",
+            "in": "query",
+            "description": "Minimum level to return.",
+            "required": false,
+            "schema": {
+              "$ref": "#/components/schemas/LogLevel"
+            }
+          },
+          {
+            "name": "search",
+            "in": "query",
+            "description": "Case-sensitive substring the message must contain.",
+            "required": false,
+            "schema": {
+              "type": "string"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Logs of the sandbox.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/SandboxLogsV2Response"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/sandboxes/{sandboxID}/fork": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/sandboxID"
+        }
+      ],
+      "post": {
+        "tags": [
+          "Sandboxes"
+        ],
+        "operationId": "forkSandbox",
+        "summary": "Fork a sandbox",
+        "description": "Snapshots the running sandbox in place (its ID and deadline stay as they\nare) and starts `count` new sandboxes from that snapshot. 201 means the\nforks were attempted; each entry reports either the new sandbox or the\nerror that stopped that fork.\n",
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SandboxForkRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "One result per requested fork, in order.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/SandboxForkResult"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/sandboxes/{sandboxID}/network": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/sandboxID"
+        }
+      ],
+      "put": {
+        "tags": [
+          "Sandboxes"
+        ],
+        "operationId": "updateSandboxNetwork",
+        "summary": "Replace a sandbox's network configuration",
+        "description": "Replaces the egress configuration of a running sandbox; omitted fields\nare cleared. Parts this server does not support yet are refused with 400.\n",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SandboxNetworkUpdateConfig"
+              }
+            }
+          }
+        },
+        "responses": {
+          "204": {
+            "description": "The configuration was replaced."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/sandboxes/{sandboxID}/snapshots": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/sandboxID"
+        }
+      ],
+      "post": {
+        "tags": [
+          "Snapshots"
+        ],
+        "operationId": "createSnapshot",
+        "summary": "Snapshot a sandbox",
+        "description": "Turns the sandbox's current state into a new build of a snapshot\ntemplate. With `name`, the build goes to the existing template of that\nname when there is one, otherwise a new template is created. The\nsnapshot outlives the sandbox and can be passed to sandbox create.\n",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SandboxSnapshotRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The snapshot was created.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Snapshot"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/snapshots": {
+      "get": {
+        "tags": [
+          "Snapshots"
+        ],
+        "operationId": "listSnapshots",
+        "summary": "List snapshots",
+        "description": "Paginated list of the team's snapshots; cursor of the next page in `X-Next-Token`.",
+        "parameters": [
+          {
+            "name": "sandboxID",
+            "in": "query",
+            "description": "Only snapshots taken from this sandbox.",
+            "required": false,
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
+            "name": "name",
+            "in": "query",
+            "description": "Only snapshots with this name or ID, optionally namespaced and/or tag-qualified (`snap`, `team/snap`, `snap:v1`).",
+            "required": false,
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/paginationLimit"
+          },
+          {
+            "$ref": "#/components/parameters/paginationNextToken"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "One page of snapshots.",
+            "headers": {
+              "X-Next-Token": {
+                "$ref": "#/components/headers/XNextToken"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/Snapshot"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/templates": {
+      "get": {
+        "tags": [
+          "Templates"
+        ],
+        "operationId": "listTemplates",
+        "summary": "List templates (legacy)",
+        "description": "Unpaginated list of the team's templates. Superseded by `GET /v2/templates`.",
+        "deprecated": true,
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/teamIDQuery"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Templates of the team.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/Template"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/v2/templates": {
+      "get": {
+        "tags": [
+          "Templates"
+        ],
+        "operationId": "listTemplatesV2",
+        "summary": "List templates",
+        "description": "Paginated list of the team's templates; cursor of the next page in `X-Next-Token`.",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/teamIDQuery"
+          },
+          {
+            "$ref": "#/components/parameters/paginationLimit"
+          },
+          {
+            "$ref": "#/components/parameters/paginationNextToken"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "One page of templates.",
+            "headers": {
+              "X-Next-Token": {
+                "$ref": "#/components/headers/XNextToken"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/Template"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/v3/templates": {
+      "post": {
+        "tags": [
+          "Templates",
+          "Template builds"
+        ],
+        "operationId": "createTemplate",
+        "summary": "Request a template build",
+        "description": "Creates the template `name` (or reuses the team's template of that name)\nand a new build in status `waiting`. A `:tag` suffix on `name` counts as\none more entry in `tags`; with no tag at all the build is tagged\n`default`. Next steps: upload build files, then start the build.\n",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/TemplateBuildRequestV3"
+              }
+            }
+          }
+        },
+        "responses": {
+          "202": {
+            "description": "The build was registered.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/TemplateRequestResponseV3"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/templates/aliases/{alias}": {
+      "parameters": [
+        {
+          "name": "alias",
+          "in": "path",
+          "description": "Template name, optionally namespaced (`team/name`); percent-encoded.",
+          "required": true,
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
+      "get": {
+        "tags": [
+          "Templates"
+        ],
+        "operationId": "getTemplateByAlias",
+        "summary": "Look up a template by name",
+        "description": "200 when the caller's team can use the template. The client treats 404\nas \"does not exist\" and 403 as \"exists but belongs to another team\".\n",
+        "responses": {
+          "200": {
+            "description": "The template exists and is accessible.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/TemplateAliasResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/templates/tags": {
+      "post": {
+        "tags": [
+          "Template tags"
+        ],
+        "operationId": "assignTemplateTags",
+        "summary": "Assign tags to a build",
+        "description": "Points each of `tags` at the build that `target` (`name:tag`, or just\n`name` meaning tag `default`) currently points at. Existing tags of the\nsame names are moved.\n",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AssignTemplateTagsRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The tags were assigned.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AssignedTemplateTags"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      },
+      "delete": {
+        "tags": [
+          "Template tags"
+        ],
+        "operationId": "deleteTemplateTags",
+        "summary": "Remove tags from a template",
+        "description": "Removes the named tags from template `name`; the builds themselves stay.",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/DeleteTemplateTagsRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "204": {
+            "description": "The tags were removed."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/templates/{templateID}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/templateID"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Templates"
+        ],
+        "operationId": "getTemplate",
+        "summary": "Get a template with its builds",
+        "description": "The template and one page of its builds, newest first. The cursor of the\nnext page of builds is returned twice: in the `X-Next-Token` header\n(absent on the last page; the convention of every list in this API) and\nin the body field `nextToken` (`null` on the last page).\n",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/paginationNextToken"
+          },
+          {
+            "$ref": "#/components/parameters/paginationLimit"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The template with one page of builds.",
+            "headers": {
+              "X-Next-Token": {
+                "$ref": "#/components/headers/XNextToken"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/TemplateWithBuilds"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      },
+      "delete": {
+        "tags": [
+          "Templates",
+          "Snapshots"
+        ],
+        "operationId": "deleteTemplate",
+        "summary": "Delete a template",
+        "description": "Deletes a template (or snapshot: the client deletes snapshots through\nthis path, passing the snapshot ID, e.g. `team/snap:default`). The\nclient treats 404 as \"not found\" and returns `false`.\n",
+        "responses": {
+          "204": {
+            "description": "The template was deleted."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      },
+      "patch": {
+        "tags": [
+          "Templates"
+        ],
+        "operationId": "updateTemplate",
+        "summary": "Update a template (legacy)",
+        "description": "Same as `PATCH /v2/templates/{templateID}`.",
+        "deprecated": true,
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/TemplateUpdateRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The template was updated.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/TemplateUpdateResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/v2/templates/{templateID}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/templateID"
+        }
+      ],
+      "patch": {
+        "tags": [
+          "Templates"
+        ],
+        "operationId": "updateTemplateV2",
+        "summary": "Update a template",
+        "description": "Changes template settings (currently only `public`).",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/TemplateUpdateRequest"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The template was updated.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/TemplateUpdateResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/templates/{templateID}/tags": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/templateID"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Template tags"
+        ],
+        "operationId": "listTemplateTags",
+        "summary": "List a template's tags",
+        "responses": {
+          "200": {
+            "description": "Tags of the template.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/TemplateTag"
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/templates/{templateID}/files/{hash}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/templateID"
+        },
+        {
+          "$ref": "#/components/parameters/filesHash"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Template builds"
+        ],
+        "operationId": "getTemplateFileUploadLink",
+        "summary": "Get an upload link for build files",
+        "description": "Tells whether the tar archive with this content hash is already cached\n(`present`) and returns an absolute, self-authorising `url` to PUT it to.\nAlways return `url`: the client uploads when `present` is false, and\nalso when the step forces an upload even though `present` is true.\n",
+        "responses": {
+          "201": {
+            "description": "Cache state and upload link.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/TemplateBuildFileUpload"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/templates/{templateID}/files/{hash}/upload": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/templateID"
+        },
+        {
+          "$ref": "#/components/parameters/filesHash"
+        }
+      ],
+      "put": {
+        "tags": [
+          "Template builds",
+          "Platform extensions"
+        ],
+        "operationId": "uploadTemplateFiles",
+        "summary": "Upload build files (target of the upload link)",
+        "description": "Receives the tar archive (gzip-compressed unless the step disabled it;\ndetect by magic bytes) for a COPY step. The client sends no API key and\nusually no Content-Type, only `Content-Length`, so the request is\nauthorised by the signed `token` in the query string that\n`GET /templates/{templateID}/files/{hash}` put into the URL. The\nserver stores the archive under `hash` (it may verify the hash).\n",
+        "x-platform-extension": true,
+        "security": [],
+        "parameters": [
+          {
+            "name": "token",
+            "in": "query",
+            "description": "Signed, expiring token bound to this template ID and hash.",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "minLength": 1
+            }
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "*/*": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "204": {
+            "description": "The archive was stored."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/v2/templates/{templateID}/builds/{buildID}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/templateID"
+        },
+        {
+          "$ref": "#/components/parameters/buildID"
+        }
+      ],
+      "post": {
+        "tags": [
+          "Template builds"
+        ],
+        "operationId": "startTemplateBuild",
+        "summary": "Start a build",
+        "description": "Starts the registered build with the given base and steps. Answers 202\nwith no body (`Content-Length: 0`); progress is read from the status\nendpoint. Exactly one of `fromImage` and `fromTemplate` is set (the\nclient defaults to `fromImage: e2bdev/base`).\n",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/TemplateBuildStartV2"
+              }
+            }
+          }
+        },
+        "responses": {
+          "202": {
+            "description": "The build has started."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/templates/{templateID}/builds/{buildID}/status": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/templateID"
+        },
+        {
+          "$ref": "#/components/parameters/buildID"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Template builds"
+        ],
+        "operationId": "getTemplateBuildStatus",
+        "summary": "Build status and logs",
+        "description": "Status of the build plus the log entries from index `logsOffset` on\n(at most `limit`). `logEntries` is always an array, empty once the\noffset reaches the end. The client polls while the status is `waiting`\nor `building`; after `ready` or `error` it keeps polling, advancing the\noffset by the entries received, until it gets an empty page.\n",
+        "parameters": [
+          {
+            "name": "logsOffset",
+            "in": "query",
+            "description": "Index of the first log entry to return.",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "format": "int32",
+              "minimum": 0,
+              "default": 0
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "description": "Maximum number of log entries to return.",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "format": "int32",
+              "minimum": 0,
+              "maximum": 100,
+              "default": 100
+            }
+          },
+          {
+            "name": "level",
+            "in": "query",
+            "description": "Only log entries at this level or above.",
+            "required": false,
+            "schema": {
+              "$ref": "#/components/schemas/LogLevel"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Build status with a page of its logs.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/TemplateBuildInfo"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/templates/{templateID}/builds/{buildID}/logs": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/templateID"
+        },
+        {
+          "$ref": "#/components/parameters/buildID"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Template builds"
+        ],
+        "operationId": "getTemplateBuildLogs",
+        "summary": "Build logs",
+        "description": "Build log entries by time cursor.",
+        "parameters": [
+          {
+            "name": "cursor",
+            "in": "query",
+            "description": "Start from this time, Unix time in milliseconds.",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "format": "int64",
+              "minimum": 0
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "description": "Maximum number of entries.",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "format": "int32",
+              "minimum": 0,
+              "maximum": 100,
+              "default": 100
+            }
+          },
+          {
+            "name": "direction",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "$ref": "#/components/schemas/LogsDirection"
+            }
+          },
+          {
+            "name": "level",
+            "in": "query",
+            "description": "Only entries at this level or above.",
+            "required": false,
+            "schema": {
+              "$ref": "#/components/schemas/LogLevel"
+            }
+          },
+          {
+            "name": "source",
+            "in": "query",
+            "description": "Where to read the logs from.",
+            "required": false,
+            "schema": {
+              "$ref": "#/components/schemas/LogsSource"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Log entries of the build.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/TemplateBuildLogsResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/api-keys": {
+      "get": {
+        "tags": [
+          "API keys",
+          "Platform extensions"
+        ],
+        "operationId": "listApiKeys",
+        "summary": "List the team's API keys",
+        "description": "Lists keys without their secret part.",
+        "x-platform-extension": true,
+        "responses": {
+          "200": {
+            "description": "API keys of the team.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/ApiKey"
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      },
+      "post": {
+        "tags": [
+          "API keys",
+          "Platform extensions"
+        ],
+        "operationId": "createApiKey",
+        "summary": "Create an API key",
+        "description": "Creates a key for the caller's team. The plaintext `key` is in this\nresponse only; the server keeps just a hash of it.\n",
+        "x-platform-extension": true,
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/NewApiKey"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The key was created.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/CreatedApiKey"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/api-keys/{apiKeyID}": {
+      "parameters": [
+        {
+          "name": "apiKeyID",
+          "in": "path",
+          "description": "Identifier of the API key (not the key itself).",
+          "required": true,
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
+      "delete": {
+        "tags": [
+          "API keys",
+          "Platform extensions"
+        ],
+        "operationId": "deleteApiKey",
+        "summary": "Revoke an API key",
+        "description": "Revokes the key at once; requests with it then get 401. The caller may revoke the key it is using.",
+        "x-platform-extension": true,
+        "responses": {
+          "204": {
+            "description": "The key was revoked."
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    }
+  },
+  "components": {
+    "securitySchemes": {
+      "ApiKeyAuth": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "Team API key, `e2b_` followed by 40 lowercase hex digits. Header name is matched case-insensitively (the client sends `X-API-KEY`)."
+      },
+      "AccessTokenAuth": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-Access-Token",
+        "description": "Sandbox access token (`envdAccessToken`). Used by envd and the sandbox\nproxy, not by this API; defined here so both specs share the name.\nSee `schemas/envd.yaml`.\n"
+      }
+    },
+    "parameters": {
+      "sandboxID": {
+        "name": "sandboxID",
+        "in": "path",
+        "description": "Identifier of the sandbox.",
+        "required": true,
+        "schema": {
+          "type": "string"
+        }
+      },
+      "templateID": {
+        "name": "templateID",
+        "in": "path",
+        "description": "Template ID, or a name (`name`, `team/name`), optionally with `:tag`;\nsent percent-encoded.\n",
+        "required": true,
+        "schema": {
+          "type": "string"
+        }
+      },
+      "buildID": {
+        "name": "buildID",
+        "in": "path",
+        "description": "Identifier of the build (UUID).",
+        "required": true,
+        "schema": {
+          "type": "string"
+        }
+      },
+      "filesHash": {
+        "name": "hash",
+        "in": "path",
+        "description": "Hex SHA-256 the client computed over the files of a COPY step.",
+        "required": true,
+        "schema": {
+          "type": "string",
+          "pattern": "^[0-9a-f]{64}$"
+        }
+      },
+      "paginationLimit": {
+        "name": "limit",
+        "in": "query",
+        "description": "Maximum number of items per page.",
+        "required": false,
+        "schema": {
+          "type": "integer",
+          "format": "int32",
+          "minimum": 1,
+          "maximum": 100,
+          "default": 100
+        }
+      },
+      "paginationNextToken": {
+        "name": "nextToken",
+        "in": "query",
+        "description": "Cursor to start the list from (an `X-Next-Token` value of a previous page).",
+        "required": false,
+        "schema": {
+          "type": "string"
+        }
+      },
+      "metadataFilter": {
+        "name": "metadata",
+        "in": "query",
+        "description": "Metadata filter in query-string form, e.g. `user=abc&app=prod`; every key\nand value is itself percent-encoded before the whole string is encoded\nas this parameter's value (so decode twice). All pairs must match.\n",
+        "required": false,
+        "schema": {
+          "type": "string"
+        }
+      },
+      "teamIDQuery": {
+        "name": "teamID",
+        "in": "query",
+        "description": "Ignored; the team is taken from the API key. Accepted for compatibility.",
+        "required": false,
+        "deprecated": true,
+        "schema": {
+          "type": "string"
+        }
+      }
+    },
+    "headers": {
+      "XNextToken": {
+        "description": "Cursor of the next page; absent when this is the last page.",
+        "schema": {
+          "type": "string"
+        }
+      },
+      "XTotalRunning": {
+        "description": "Number of running sandboxes matching the filters before pagination. Only sent when running sandboxes were requested.",
+        "schema": {
+          "type": "integer",
+          "format": "int64"
+        }
+      },
+      "RetryAfter": {
+        "description": "Seconds to wait before retrying. The client retries a 429 (up to 3 times) only when this is a non-negative integer.",
+        "schema": {
+          "type": "integer",
+          "minimum": 0
+        }
+      }
+    },
+    "responses": {
+      "BadRequest": {
+        "description": "The request is malformed or invalid.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "example": {
+              "code": 400,
+              "message": "timeout: must be a non-negative integer"
+            }
+          }
+        }
+      },
+      "Unauthorized": {
+        "description": "Missing, unknown or revoked credential.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "example": {
+              "code": 401,
+              "message": "invalid API key"
+            }
+          }
+        }
+      },
+      "Forbidden": {
+        "description": "The credential is valid but may not access this resource.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "example": {
+              "code": 403,
+              "message": "template 'other/name' belongs to another team"
+            }
+          }
+        }
+      },
+      "NotFound": {
+        "description": "The resource does not exist (or is not visible to the team).",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "example": {
+              "code": 404,
+              "message": "sandbox 'i1a2b3c4' not found"
+            }
+          }
+        }
+      },
+      "Conflict": {
+        "description": "The resource is not in a state that allows the operation.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "example": {
+              "code": 409,
+              "message": "sandbox 'i1a2b3c4' is already paused"
+            }
+          }
+        }
+      },
+      "PayloadTooLarge": {
+        "description": "The request body exceeds the server's limit.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "example": {
+              "code": 413,
+              "message": "archive exceeds the upload limit"
+            }
+          }
+        }
+      },
+      "TooManyRequests": {
+        "description": "Rate limit exceeded.",
+        "headers": {
+          "Retry-After": {
+            "$ref": "#/components/headers/RetryAfter"
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "example": {
+              "code": 429,
+              "message": "too many requests"
+            }
+          }
+        }
+      },
+      "InternalError": {
+        "description": "Unexpected server error.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "example": {
+              "code": 500,
+              "message": "internal server error"
+            }
+          }
+        }
+      },
+      "ServiceUnavailable": {
+        "description": "No capacity right now; nothing was changed and the call can be retried. The client raises `ServiceBusyError`.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "example": {
+              "code": 503,
+              "message": "no capacity to place the sandbox, retry later"
+            }
+          }
+        }
+      },
+      "GatewayTimeout": {
+        "description": "The sandbox did not become ready in time.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "example": {
+              "code": 504,
+              "message": "sandbox agent did not become ready in time"
+            }
+          }
+        }
+      }
+    },
+    "schemas": {
+      "Error": {
+        "type": "object",
+        "description": "Body of every error response. `code` repeats the HTTP status.",
+        "required": [
+          "code",
+          "message"
+        ],
+        "properties": {
+          "code": {
+            "type": "integer",
+            "format": "int32",
+            "description": "HTTP status code of the response."
+          },
+          "message": {
+            "type": "string",
+            "description": "Human-readable description of the error."
+          }
+        }
+      },
+      "HealthStatus": {
+        "type": "object",
+        "required": [
+          "status"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "ok"
+            ]
+          },
+          "version": {
+            "type": "string",
+            "description": "Version of the platform server."
+          }
+        }
+      },
+      "CPUCount": {
+        "type": "integer",
+        "format": "int32",
+        "minimum": 1,
+        "description": "CPU cores of the sandbox."
+      },
+      "MemoryMB": {
+        "type": "integer",
+        "format": "int32",
+        "minimum": 128,
+        "description": "Memory of the sandbox in MiB."
+      },
+      "DiskSizeMB": {
+        "type": "integer",
+        "format": "int32",
+        "minimum": 0,
+        "description": "Disk size of the sandbox in MiB."
+      },
+      "EnvdVersion": {
+        "type": "string",
+        "description": "Semantic version of the in-sandbox agent (envd). The client compares it\nwith `compare-versions` (must parse as semver) and refuses features\nbelow certain versions; report at least `0.6.4`.\n",
+        "example": "0.6.4"
+      },
+      "EnvVars": {
+        "type": "object",
+        "description": "Environment variables (name to value).",
+        "additionalProperties": {
+          "type": "string"
+        }
+      },
+      "SandboxMetadata": {
+        "type": "object",
+        "description": "User metadata of the sandbox (string to string).",
+        "additionalProperties": {
+          "type": "string"
+        }
+      },
+      "OrderDirection": {
+        "type": "string",
+        "enum": [
+          "asc",
+          "desc"
+        ],
+        "default": "desc",
+        "description": "Sort direction."
+      },
+      "LogLevel": {
+        "type": "string",
+        "enum": [
+          "debug",
+          "info",
+          "warn",
+          "error"
+        ],
+        "description": "Severity of a log entry."
+      },
+      "LogsDirection": {
+        "type": "string",
+        "enum": [
+          "forward",
+          "backward"
+        ],
+        "description": "Read logs forward (oldest first) or backward (newest first) from the cursor."
+      },
+      "LogsSource": {
+        "type": "string",
+        "enum": [
+          "temporary",
+          "persistent"
+        ],
+        "description": "Log store to read from."
+      },
+      "SandboxState": {
+        "type": "string",
+        "enum": [
+          "running",
+          "paused"
+        ],
+        "description": "State of the sandbox."
+      },
+      "SandboxRuntime": {
+        "type": "string",
+        "enum": [
+          "runsc",
+          "runc"
+        ],
+        "description": "Platform extension: the isolation runtime for this sandbox. `runsc` (gVisor, a\nuser-space kernel) is the default; `runc` shares the host kernel and starts faster.\n"
+      },
+      "PauseKind": {
+        "type": "string",
+        "enum": [
+          "frozen",
+          "checkpointed",
+          "stopped"
+        ],
+        "description": "Extension of this platform: how deeply a paused sandbox is paused.\n`frozen` processes frozen with memory kept in RAM (instant resume);\n`checkpointed` memory saved to disk, processes continue on resume;\n`stopped` processes stopped, files kept, processes restart on resume.\n"
+      },
+      "SandboxOnTimeout": {
+        "type": "string",
+        "enum": [
+          "kill",
+          "pause"
+        ],
+        "description": "What happens when the sandbox's timeout expires."
+      },
+      "SandboxLifecycle": {
+        "type": "object",
+        "required": [
+          "autoResume",
+          "onTimeout"
+        ],
+        "properties": {
+          "autoResume": {
+            "type": "boolean",
+            "description": "Whether traffic to the paused sandbox resumes it."
+          },
+          "onTimeout": {
+            "$ref": "#/components/schemas/SandboxOnTimeout"
+          }
+        }
+      },
+      "SandboxAutoResumeConfig": {
+        "type": "object",
+        "required": [
+          "enabled"
+        ],
+        "properties": {
+          "enabled": {
+            "type": "boolean",
+            "default": false,
+            "description": "Resume the paused sandbox when traffic reaches it."
+          }
+        }
+      },
+      "SandboxNetworkRule": {
+        "type": "object",
+        "description": "Rule applied to outbound requests to a matching domain.",
+        "properties": {
+          "transform": {
+            "type": "object",
+            "properties": {
+              "headers": {
+                "type": "object",
+                "description": "Headers to set on matching requests.",
+                "additionalProperties": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      },
+      "SandboxEgressProxyConfig": {
+        "type": "object",
+        "nullable": true,
+        "description": "SOCKS5 proxy for outbound traffic (`null` for none). The password is never returned.",
+        "required": [
+          "address"
+        ],
+        "properties": {
+          "address": {
+            "type": "string",
+            "description": "Proxy address, `host:port`."
+          },
+          "username": {
+            "type": "string",
+            "maxLength": 255
+          },
+          "password": {
+            "type": "string",
+            "maxLength": 255
+          }
+        }
+      },
+      "SandboxNetworkConfig": {
+        "type": "object",
+        "description": "Network settings of a sandbox. This server may refuse (400) parts it does not support yet.",
+        "properties": {
+          "allowOut": {
+            "type": "array",
+            "description": "Allowed egress destinations (CIDR, IP or domain, `*.` wildcards allowed). Takes precedence over `denyOut`.",
+            "items": {
+              "type": "string"
+            }
+          },
+          "denyOut": {
+            "type": "array",
+            "description": "Denied egress destinations (CIDR or IP).",
+            "items": {
+              "type": "string"
+            }
+          },
+          "allowPublicTraffic": {
+            "type": "boolean",
+            "default": true,
+            "description": "When false, the sandbox's URLs need the `trafficAccessToken`."
+          },
+          "maskRequestHost": {
+            "type": "string",
+            "description": "Host header value to use for requests proxied into the sandbox."
+          },
+          "httpsPorts": {
+            "type": "array",
+            "description": "Ports inside the sandbox that serve HTTPS rather than plain HTTP.",
+            "items": {
+              "type": "integer",
+              "format": "int32"
+            }
+          },
+          "egressProxy": {
+            "$ref": "#/components/schemas/SandboxEgressProxyConfig"
+          },
+          "rules": {
+            "type": "object",
+            "description": "Per-domain rules for outbound HTTPS requests, keyed by domain (`api.example.com` or `*.example.com`).",
+            "additionalProperties": {
+              "type": "array",
+              "items": {
+                "$ref": "#/components/schemas/SandboxNetworkRule"
+              }
+            }
+          }
+        }
+      },
+      "SandboxNetworkUpdateConfig": {
+        "type": "object",
+        "description": "Full replacement of a running sandbox's egress configuration; omitted fields are cleared.",
+        "properties": {
+          "allow_internet_access": {
+            "type": "boolean",
+            "description": "false is the same as `denyOut: [\"0.0.0.0/0\"]`."
+          },
+          "allowOut": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "denyOut": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "egressProxy": {
+            "$ref": "#/components/schemas/SandboxEgressProxyConfig"
+          },
+          "rules": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "array",
+              "items": {
+                "$ref": "#/components/schemas/SandboxNetworkRule"
+              }
+            }
+          }
+        }
+      },
+      "NewSandboxV2": {
+        "type": "object",
+        "description": "Sandbox creation request. The client may also send `iam` and\n`volumeMounts`; this server does not support them yet and answers 400\nwhen they are non-empty.\n",
+        "required": [
+          "templateID"
+        ],
+        "properties": {
+          "templateID": {
+            "type": "string",
+            "description": "Template ID or name (`name`, `team/name`, `name:tag`)."
+          },
+          "timeout": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 0,
+            "default": 300,
+            "description": "Seconds until the sandbox expires."
+          },
+          "runtime": {
+            "$ref": "#/components/schemas/SandboxRuntime"
+          },
+          "autoPause": {
+            "type": "boolean",
+            "default": false,
+            "description": "Pause instead of kill when the timeout expires."
+          },
+          "autoPauseMemory": {
+            "type": "boolean",
+            "default": true,
+            "description": "With `autoPause`, keep memory (true) or only files (false)."
+          },
+          "autoResume": {
+            "$ref": "#/components/schemas/SandboxAutoResumeConfig"
+          },
+          "metadata": {
+            "$ref": "#/components/schemas/SandboxMetadata"
+          },
+          "envVars": {
+            "$ref": "#/components/schemas/EnvVars"
+          },
+          "mcp": {
+            "type": "object",
+            "nullable": true,
+            "additionalProperties": true,
+            "description": "MCP gateway configuration (the client starts the gateway itself)."
+          },
+          "allow_internet_access": {
+            "type": "boolean",
+            "description": "Outbound internet on (default) or off."
+          },
+          "network": {
+            "$ref": "#/components/schemas/SandboxNetworkConfig"
+          }
+        }
+      },
+      "NewSandbox": {
+        "type": "object",
+        "description": "Legacy creation request; as NewSandboxV2 with a default timeout of 15 s.",
+        "required": [
+          "templateID"
+        ],
+        "properties": {
+          "templateID": {
+            "type": "string"
+          },
+          "timeout": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 0,
+            "default": 15
+          },
+          "runtime": {
+            "$ref": "#/components/schemas/SandboxRuntime"
+          },
+          "autoPause": {
+            "type": "boolean",
+            "default": false
+          },
+          "autoPauseMemory": {
+            "type": "boolean",
+            "default": true
+          },
+          "autoResume": {
+            "$ref": "#/components/schemas/SandboxAutoResumeConfig"
+          },
+          "secure": {
+            "type": "boolean",
+            "description": "Ignored; access to the sandbox agent is always token-protected."
+          },
+          "metadata": {
+            "$ref": "#/components/schemas/SandboxMetadata"
+          },
+          "envVars": {
+            "$ref": "#/components/schemas/EnvVars"
+          },
+          "mcp": {
+            "type": "object",
+            "nullable": true,
+            "additionalProperties": true
+          },
+          "allow_internet_access": {
+            "type": "boolean"
+          },
+          "network": {
+            "$ref": "#/components/schemas/SandboxNetworkConfig"
+          }
+        }
+      },
+      "Sandbox": {
+        "type": "object",
+        "description": "A sandbox as returned by create, connect, resume and fork.",
+        "required": [
+          "sandboxID",
+          "templateID",
+          "clientID",
+          "envdVersion"
+        ],
+        "properties": {
+          "sandboxID": {
+            "type": "string"
+          },
+          "templateID": {
+            "type": "string"
+          },
+          "alias": {
+            "type": "string",
+            "description": "Name of the template, when it has one."
+          },
+          "clientID": {
+            "type": "string",
+            "deprecated": true,
+            "description": "Legacy field; any stable string (e.g. the node ID)."
+          },
+          "envdVersion": {
+            "$ref": "#/components/schemas/EnvdVersion"
+          },
+          "envdAccessToken": {
+            "type": "string",
+            "description": "Token for `X-Access-Token` on every request to the sandbox agent."
+          },
+          "trafficAccessToken": {
+            "type": "string",
+            "nullable": true,
+            "description": "Token needed for the sandbox's URLs when public traffic is disabled."
+          },
+          "domain": {
+            "type": "string",
+            "nullable": true,
+            "description": "Sandbox domain; the client reaches port P at `https://P-{sandboxID}.{domain}`. `null` means the client's own domain."
+          }
+        }
+      },
+      "ListedSandbox": {
+        "type": "object",
+        "required": [
+          "sandboxID",
+          "templateID",
+          "clientID",
+          "startedAt",
+          "endAt",
+          "cpuCount",
+          "memoryMB",
+          "diskSizeMB",
+          "envdVersion",
+          "state"
+        ],
+        "properties": {
+          "sandboxID": {
+            "type": "string"
+          },
+          "templateID": {
+            "type": "string"
+          },
+          "alias": {
+            "type": "string"
+          },
+          "clientID": {
+            "type": "string",
+            "deprecated": true
+          },
+          "startedAt": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "endAt": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When the sandbox expires."
+          },
+          "cpuCount": {
+            "$ref": "#/components/schemas/CPUCount"
+          },
+          "memoryMB": {
+            "$ref": "#/components/schemas/MemoryMB"
+          },
+          "diskSizeMB": {
+            "$ref": "#/components/schemas/DiskSizeMB"
+          },
+          "envdVersion": {
+            "$ref": "#/components/schemas/EnvdVersion"
+          },
+          "metadata": {
+            "$ref": "#/components/schemas/SandboxMetadata"
+          },
+          "state": {
+            "$ref": "#/components/schemas/SandboxState"
+          },
+          "pauseKind": {
+            "$ref": "#/components/schemas/PauseKind"
+          }
+        }
+      },
+      "SandboxDetail": {
+        "type": "object",
+        "required": [
+          "sandboxID",
+          "templateID",
+          "clientID",
+          "startedAt",
+          "endAt",
+          "cpuCount",
+          "memoryMB",
+          "diskSizeMB",
+          "envdVersion",
+          "state"
+        ],
+        "properties": {
+          "sandboxID": {
+            "type": "string"
+          },
+          "templateID": {
+            "type": "string"
+          },
+          "alias": {
+            "type": "string"
+          },
+          "clientID": {
+            "type": "string",
+            "deprecated": true
+          },
+          "startedAt": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "endAt": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "cpuCount": {
+            "$ref": "#/components/schemas/CPUCount"
+          },
+          "memoryMB": {
+            "$ref": "#/components/schemas/MemoryMB"
+          },
+          "diskSizeMB": {
+            "$ref": "#/components/schemas/DiskSizeMB"
+          },
+          "envdVersion": {
+            "$ref": "#/components/schemas/EnvdVersion"
+          },
+          "envdAccessToken": {
+            "type": "string",
+            "description": "Token for `X-Access-Token` (running or paused sandboxes)."
+          },
+          "domain": {
+            "type": "string",
+            "nullable": true
+          },
+          "metadata": {
+            "$ref": "#/components/schemas/SandboxMetadata"
+          },
+          "state": {
+            "$ref": "#/components/schemas/SandboxState"
+          },
+          "pauseKind": {
+            "$ref": "#/components/schemas/PauseKind"
+          },
+          "allowInternetAccess": {
+            "type": "boolean",
+            "nullable": true,
+            "description": "Internet access as set at creation; `null` when it was not set explicitly."
+          },
+          "network": {
+            "$ref": "#/components/schemas/SandboxNetworkConfig"
+          },
+          "lifecycle": {
+            "$ref": "#/components/schemas/SandboxLifecycle"
+          }
+        }
+      },
+      "SandboxPauseRequest": {
+        "type": "object",
+        "properties": {
+          "memory": {
+            "type": "boolean",
+            "default": true,
+            "description": "Keep the memory state (resume continues processes) or only files (resume reboots)."
+          }
+        }
+      },
+      "ConnectSandbox": {
+        "type": "object",
+        "required": [
+          "timeout"
+        ],
+        "properties": {
+          "timeout": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 0,
+            "description": "Seconds from now until the sandbox expires (only extends)."
+          },
+          "memory": {
+            "type": "boolean",
+            "description": "false resumes from files only (cold boot). Default true."
+          }
+        }
+      },
+      "ConnectSandboxV2": {
+        "type": "object",
+        "properties": {
+          "timeout": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 0,
+            "default": 300,
+            "description": "Seconds from now until the sandbox expires (only extends)."
+          },
+          "memory": {
+            "type": "boolean",
+            "description": "false resumes from files only (cold boot). Default true."
+          }
+        }
+      },
+      "ResumedSandbox": {
+        "type": "object",
+        "properties": {
+          "timeout": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 0,
+            "default": 15
+          },
+          "autoPause": {
+            "type": "boolean",
+            "deprecated": true
+          },
+          "memory": {
+            "type": "boolean"
+          }
+        }
+      },
+      "SandboxTimeoutRequest": {
+        "type": "object",
+        "required": [
+          "timeout"
+        ],
+        "properties": {
+          "timeout": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 0,
+            "description": "Seconds from now until the sandbox expires."
+          }
+        }
+      },
+      "SandboxRefreshRequest": {
+        "type": "object",
+        "properties": {
+          "duration": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 3600,
+            "description": "Seconds to keep the sandbox alive from now."
+          }
+        }
+      },
+      "SandboxForkRequest": {
+        "type": "object",
+        "properties": {
+          "count": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 1,
+            "default": 1,
+            "description": "Number of forks to start."
+          },
+          "timeout": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 0,
+            "default": 15,
+            "description": "Timeout of each fork in seconds."
+          }
+        }
+      },
+      "SandboxForkResult": {
+        "type": "object",
+        "description": "Exactly one of `sandbox` and `error` is set.",
+        "properties": {
+          "sandbox": {
+            "$ref": "#/components/schemas/Sandbox"
+          },
+          "error": {
+            "$ref": "#/components/schemas/Error"
+          }
+        }
+      },
+      "SandboxMetric": {
+        "type": "object",
+        "description": "One resource-usage sample.",
+        "required": [
+          "timestamp",
+          "timestampUnix",
+          "cpuCount",
+          "cpuUsedPct",
+          "memUsed",
+          "memTotal",
+          "memCache",
+          "diskUsed",
+          "diskTotal"
+        ],
+        "properties": {
+          "timestamp": {
+            "type": "string",
+            "format": "date-time",
+            "deprecated": true
+          },
+          "timestampUnix": {
+            "type": "integer",
+            "format": "int64",
+            "description": "Unix time in seconds."
+          },
+          "cpuCount": {
+            "type": "integer",
+            "format": "int32"
+          },
+          "cpuUsedPct": {
+            "type": "number",
+            "format": "float"
+          },
+          "memUsed": {
+            "type": "integer",
+            "format": "int64",
+            "description": "Bytes."
+          },
+          "memTotal": {
+            "type": "integer",
+            "format": "int64",
+            "description": "Bytes."
+          },
+          "memCache": {
+            "type": "integer",
+            "format": "int64",
+            "description": "Page cache, bytes."
+          },
+          "diskUsed": {
+            "type": "integer",
+            "format": "int64",
+            "description": "Bytes."
+          },
+          "diskTotal": {
+            "type": "integer",
+            "format": "int64",
+            "description": "Bytes."
+          }
+        }
+      },
+      "SandboxesWithMetrics": {
+        "type": "object",
+        "required": [
+          "sandboxes"
+        ],
+        "properties": {
+          "sandboxes": {
+            "type": "object",
+            "additionalProperties": {
+              "$ref": "#/components/schemas/SandboxMetric"
+            }
+          }
+        }
+      },
+      "SandboxLog": {
+        "type": "object",
+        "required": [
+          "timestamp",
+          "line"
+        ],
+        "properties": {
+          "timestamp": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "line": {
+            "type": "string"
+          }
+        }
+      },
+      "SandboxLogEntry": {
+        "type": "object",
+        "required": [
+          "timestamp",
+          "level",
+          "message",
+          "fields"
+        ],
+        "properties": {
+          "timestamp": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "level": {
+            "$ref": "#/components/schemas/LogLevel"
+          },
+          "message": {
+            "type": "string"
+          },
+          "fields": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "SandboxLogs": {
+        "type": "object",
+        "required": [
+          "logs",
+          "logEntries"
+        ],
+        "properties": {
+          "logs": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/SandboxLog"
+            }
+          },
+          "logEntries": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/SandboxLogEntry"
+            }
+          }
+        }
+      },
+      "SandboxLogsV2Response": {
+        "type": "object",
+        "required": [
+          "logs"
+        ],
+        "properties": {
+          "logs": {
+            "type": "array",
+            "default": [],
+            "items": {
+              "$ref": "#/components/schemas/SandboxLogEntry"
+            }
+          }
+        }
+      },
+      "SandboxSnapshotRequest": {
+        "type": "object",
+        "properties": {
+          "name": {
+            "type": "string",
+            "description": "Name of the snapshot template; an existing template of that name gets a new build instead of a new template being made."
+          }
+        }
+      },
+      "Snapshot": {
+        "type": "object",
+        "required": [
+          "snapshotID",
+          "names"
+        ],
+        "properties": {
+          "snapshotID": {
+            "type": "string",
+            "description": "Snapshot template identifier including the tag:\n`namespace/alias:tag` when a name was given, otherwise\n`<templateID>:<tag>`. Usable as `templateID` in sandbox create.\n",
+            "example": "my-team/my-snapshot:default"
+          },
+          "names": {
+            "type": "array",
+            "description": "Full names of the snapshot template, `<namespace>/<alias>:<tag>`.",
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "TemplateBuildStatus": {
+        "type": "string",
+        "enum": [
+          "building",
+          "waiting",
+          "ready",
+          "error"
+        ],
+        "description": "`waiting` registered, not started; `building` running; `ready` done;\n`error` failed (see `reason`). The client stops polling on anything\nother than `waiting`/`building`, and treats unknown values as failure.\n"
+      },
+      "TeamUser": {
+        "type": "object",
+        "required": [
+          "id",
+          "email"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "email": {
+            "type": "string",
+            "nullable": true,
+            "deprecated": true
+          }
+        }
+      },
+      "TemplateBuild": {
+        "type": "object",
+        "description": "One build of a template.",
+        "required": [
+          "buildID",
+          "status",
+          "createdAt",
+          "updatedAt",
+          "cpuCount",
+          "memoryMB"
+        ],
+        "properties": {
+          "buildID": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "status": {
+            "$ref": "#/components/schemas/TemplateBuildStatus"
+          },
+          "createdAt": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updatedAt": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "finishedAt": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "cpuCount": {
+            "$ref": "#/components/schemas/CPUCount"
+          },
+          "memoryMB": {
+            "$ref": "#/components/schemas/MemoryMB"
+          },
+          "diskSizeMB": {
+            "$ref": "#/components/schemas/DiskSizeMB"
+          },
+          "envdVersion": {
+            "$ref": "#/components/schemas/EnvdVersion"
+          }
+        }
+      },
+      "TemplateWithBuilds": {
+        "type": "object",
+        "description": "A template with one page of its builds (newest first).",
+        "required": [
+          "templateID",
+          "public",
+          "aliases",
+          "names",
+          "createdAt",
+          "updatedAt",
+          "lastSpawnedAt",
+          "spawnCount",
+          "builds",
+          "nextToken"
+        ],
+        "properties": {
+          "templateID": {
+            "type": "string"
+          },
+          "public": {
+            "type": "boolean",
+            "description": "true when any team may use the template; false when only the owning team may."
+          },
+          "aliases": {
+            "type": "array",
+            "deprecated": true,
+            "items": {
+              "type": "string"
+            }
+          },
+          "names": {
+            "type": "array",
+            "description": "Names, `namespace/alias` when namespaced.",
+            "items": {
+              "type": "string"
+            }
+          },
+          "createdAt": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updatedAt": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "lastSpawnedAt": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true,
+            "description": "When a sandbox was last started from the template."
+          },
+          "spawnCount": {
+            "type": "integer",
+            "format": "int64",
+            "description": "Number of sandboxes started from the template."
+          },
+          "builds": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/TemplateBuild"
+            }
+          },
+          "nextToken": {
+            "type": "string",
+            "nullable": true,
+            "description": "Extension of this platform. Cursor of the next page of builds (same value as the `X-Next-Token` header); `null` on the last page."
+          }
+        }
+      },
+      "Template": {
+        "type": "object",
+        "description": "A template as listed, with its latest successful build.",
+        "required": [
+          "templateID",
+          "buildID",
+          "cpuCount",
+          "memoryMB",
+          "diskSizeMB",
+          "public",
+          "aliases",
+          "names",
+          "createdAt",
+          "updatedAt",
+          "createdBy",
+          "lastSpawnedAt",
+          "spawnCount",
+          "buildCount",
+          "envdVersion",
+          "buildStatus"
+        ],
+        "properties": {
+          "templateID": {
+            "type": "string"
+          },
+          "buildID": {
+            "type": "string",
+            "description": "Latest successful build."
+          },
+          "cpuCount": {
+            "$ref": "#/components/schemas/CPUCount"
+          },
+          "memoryMB": {
+            "$ref": "#/components/schemas/MemoryMB"
+          },
+          "diskSizeMB": {
+            "$ref": "#/components/schemas/DiskSizeMB"
+          },
+          "public": {
+            "type": "boolean"
+          },
+          "aliases": {
+            "type": "array",
+            "deprecated": true,
+            "items": {
+              "type": "string"
+            }
+          },
+          "names": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "createdAt": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updatedAt": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "createdBy": {
+            "type": "object",
+            "nullable": true,
+            "description": "User who created the template; `null` when unknown (e.g. created with an API key).",
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/TeamUser"
+              }
+            ]
+          },
+          "lastSpawnedAt": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "spawnCount": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "buildCount": {
+            "type": "integer",
+            "format": "int32"
+          },
+          "envdVersion": {
+            "$ref": "#/components/schemas/EnvdVersion"
+          },
+          "buildStatus": {
+            "$ref": "#/components/schemas/TemplateBuildStatus"
+          }
+        }
+      },
+      "TemplateAliasResponse": {
+        "type": "object",
+        "required": [
+          "templateID",
+          "public"
+        ],
+        "properties": {
+          "templateID": {
+            "type": "string"
+          },
+          "public": {
+            "type": "boolean"
+          }
+        }
+      },
+      "TemplateUpdateRequest": {
+        "type": "object",
+        "properties": {
+          "public": {
+            "type": "boolean",
+            "description": "Make the template usable by every team (true) or only its own (false)."
+          }
+        }
+      },
+      "TemplateUpdateResponse": {
+        "type": "object",
+        "required": [
+          "names"
+        ],
+        "properties": {
+          "names": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "TemplateBuildRequestV3": {
+        "type": "object",
+        "properties": {
+          "name": {
+            "type": "string",
+            "description": "Template name, optionally `name:tag`."
+          },
+          "tags": {
+            "type": "array",
+            "description": "Tags to point at the new build.",
+            "items": {
+              "type": "string"
+            }
+          },
+          "cpuCount": {
+            "$ref": "#/components/schemas/CPUCount"
+          },
+          "memoryMB": {
+            "$ref": "#/components/schemas/MemoryMB"
+          },
+          "minFreeDiskMb": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 0,
+            "description": "Minimum free disk space (MiB) to leave after the build steps."
+          },
+          "alias": {
+            "type": "string",
+            "deprecated": true,
+            "description": "Old name of `name`."
+          },
+          "teamID": {
+            "type": "string",
+            "deprecated": true,
+            "description": "Ignored; the team comes from the API key."
+          }
+        }
+      },
+      "TemplateRequestResponseV3": {
+        "type": "object",
+        "required": [
+          "templateID",
+          "buildID",
+          "public",
+          "aliases",
+          "names",
+          "tags"
+        ],
+        "properties": {
+          "templateID": {
+            "type": "string"
+          },
+          "buildID": {
+            "type": "string",
+            "description": "The new build (UUID)."
+          },
+          "public": {
+            "type": "boolean"
+          },
+          "aliases": {
+            "type": "array",
+            "deprecated": true,
+            "items": {
+              "type": "string"
+            }
+          },
+          "names": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "tags": {
+            "type": "array",
+            "description": "Tags that will point at the build.",
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "TemplateBuildFileUpload": {
+        "type": "object",
+        "required": [
+          "present"
+        ],
+        "properties": {
+          "present": {
+            "type": "boolean",
+            "description": "The archive with this hash is already stored."
+          },
+          "url": {
+            "type": "string",
+            "description": "Absolute URL to PUT the archive to; it carries its own authorisation (no API key is sent)."
+          },
+          "headers": {
+            "type": "object",
+            "description": "Extra headers the client must send with the PUT.",
+            "additionalProperties": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "TemplateStep": {
+        "type": "object",
+        "description": "One build step. Arguments by type: `RUN` [command, user?];\n`COPY` [src, dest, user ('' = default), mode (octal string, '' = keep)];\n`ENV` [name1, value1, name2, value2, ...]; `WORKDIR` [dir]; `USER` [user].\nCOPY steps also carry client-side fields (`forceUpload`, `resolveSymlinks`,\n`gzip`), so unknown properties must be accepted.\n",
+        "required": [
+          "type"
+        ],
+        "properties": {
+          "type": {
+            "type": "string",
+            "enum": [
+              "RUN",
+              "COPY",
+              "ENV",
+              "WORKDIR",
+              "USER"
+            ]
+          },
+          "args": {
+            "type": "array",
+            "default": [],
+            "items": {
+              "type": "string"
+            }
+          },
+          "force": {
+            "type": "boolean",
+            "default": false,
+            "description": "Run the step even if a cached layer exists."
+          },
+          "filesHash": {
+            "type": "string",
+            "description": "COPY only; hash of the uploaded archive (see the files endpoints)."
+          }
+        }
+      },
+      "AWSRegistry": {
+        "type": "object",
+        "required": [
+          "type",
+          "awsAccessKeyId",
+          "awsSecretAccessKey",
+          "awsRegion"
+        ],
+        "properties": {
+          "type": {
+            "type": "string",
+            "enum": [
+              "aws"
+            ]
+          },
+          "awsAccessKeyId": {
+            "type": "string"
+          },
+          "awsSecretAccessKey": {
+            "type": "string"
+          },
+          "awsRegion": {
+            "type": "string"
+          }
+        }
+      },
+      "GCPRegistry": {
+        "type": "object",
+        "required": [
+          "type",
+          "serviceAccountJson"
+        ],
+        "properties": {
+          "type": {
+            "type": "string",
+            "enum": [
+              "gcp"
+            ]
+          },
+          "serviceAccountJson": {
+            "type": "string"
+          }
+        }
+      },
+      "GeneralRegistry": {
+        "type": "object",
+        "required": [
+          "type",
+          "username",
+          "password"
+        ],
+        "properties": {
+          "type": {
+            "type": "string",
+            "enum": [
+              "registry"
+            ]
+          },
+          "username": {
+            "type": "string"
+          },
+          "password": {
+            "type": "string"
+          }
+        }
+      },
+      "FromImageRegistry": {
+        "description": "Credentials for pulling `fromImage`.",
+        "oneOf": [
+          {
+            "$ref": "#/components/schemas/AWSRegistry"
+          },
+          {
+            "$ref": "#/components/schemas/GCPRegistry"
+          },
+          {
+            "$ref": "#/components/schemas/GeneralRegistry"
+          }
+        ],
+        "discriminator": {
+          "propertyName": "type",
+          "mapping": {
+            "aws": "#/components/schemas/AWSRegistry",
+            "gcp": "#/components/schemas/GCPRegistry",
+            "registry": "#/components/schemas/GeneralRegistry"
+          }
+        }
+      },
+      "TemplateBuildStartV2": {
+        "type": "object",
+        "description": "What to build. Exactly one of `fromImage` and `fromTemplate` is set.",
+        "properties": {
+          "fromImage": {
+            "type": "string",
+            "description": "Base OCI image. The client's default is `e2bdev/base` (map it to the `base` template)."
+          },
+          "fromImageRegistry": {
+            "$ref": "#/components/schemas/FromImageRegistry"
+          },
+          "fromTemplate": {
+            "type": "string",
+            "description": "Base template (name, `name:tag` or ID)."
+          },
+          "steps": {
+            "type": "array",
+            "default": [],
+            "items": {
+              "$ref": "#/components/schemas/TemplateStep"
+            }
+          },
+          "startCmd": {
+            "type": "string",
+            "description": "Command started in the sandbox after the build; snapshotted running."
+          },
+          "readyCmd": {
+            "type": "string",
+            "description": "Command that exits 0 once the start command is ready."
+          },
+          "force": {
+            "type": "boolean",
+            "default": false,
+            "description": "Ignore the layer cache for the whole build."
+          }
+        }
+      },
+      "BuildLogEntry": {
+        "type": "object",
+        "required": [
+          "timestamp",
+          "message",
+          "level"
+        ],
+        "properties": {
+          "timestamp": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "message": {
+            "type": "string"
+          },
+          "level": {
+            "$ref": "#/components/schemas/LogLevel"
+          },
+          "step": {
+            "type": "string",
+            "description": "Step the entry belongs to."
+          }
+        }
+      },
+      "BuildStatusReason": {
+        "type": "object",
+        "required": [
+          "message"
+        ],
+        "properties": {
+          "message": {
+            "type": "string",
+            "description": "Why the build failed."
+          },
+          "step": {
+            "type": "string",
+            "description": "Failed step, `base`, `finalize` or the step's 1-based position as a decimal string (the client maps it to its stack trace)."
+          },
+          "logEntries": {
+            "type": "array",
+            "default": [],
+            "items": {
+              "$ref": "#/components/schemas/BuildLogEntry"
+            }
+          }
+        }
+      },
+      "TemplateBuildInfo": {
+        "type": "object",
+        "required": [
+          "templateID",
+          "buildID",
+          "status",
+          "logEntries",
+          "logs"
+        ],
+        "properties": {
+          "templateID": {
+            "type": "string"
+          },
+          "buildID": {
+            "type": "string"
+          },
+          "status": {
+            "$ref": "#/components/schemas/TemplateBuildStatus"
+          },
+          "logEntries": {
+            "type": "array",
+            "default": [],
+            "description": "Log entries from `logsOffset` on; always present, empty at the end.",
+            "items": {
+              "$ref": "#/components/schemas/BuildLogEntry"
+            }
+          },
+          "logs": {
+            "type": "array",
+            "default": [],
+            "deprecated": true,
+            "description": "Always empty; use `logEntries`.",
+            "items": {
+              "type": "string"
+            }
+          },
+          "reason": {
+            "$ref": "#/components/schemas/BuildStatusReason"
+          }
+        }
+      },
+      "TemplateBuildLogsResponse": {
+        "type": "object",
+        "required": [
+          "logs"
+        ],
+        "properties": {
+          "logs": {
+            "type": "array",
+            "default": [],
+            "items": {
+              "$ref": "#/components/schemas/BuildLogEntry"
+            }
+          }
+        }
+      },
+      "AssignTemplateTagsRequest": {
+        "type": "object",
+        "required": [
+          "target",
+          "tags"
+        ],
+        "properties": {
+          "target": {
+            "type": "string",
+            "description": "Target template in `name:tag` form."
+          },
+          "tags": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "AssignedTemplateTags": {
+        "type": "object",
+        "required": [
+          "tags",
+          "buildID"
+        ],
+        "properties": {
+          "tags": {
+            "type": "array",
+            "description": "Tags now assigned.",
+            "items": {
+              "type": "string"
+            }
+          },
+          "buildID": {
+            "type": "string",
+            "format": "uuid",
+            "description": "Build the tags point at."
+          }
+        }
+      },
+      "DeleteTemplateTagsRequest": {
+        "type": "object",
+        "required": [
+          "name",
+          "tags"
+        ],
+        "properties": {
+          "name": {
+            "type": "string",
+            "description": "Template name."
+          },
+          "tags": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "TemplateTag": {
+        "type": "object",
+        "required": [
+          "tag",
+          "buildID",
+          "createdAt"
+        ],
+        "properties": {
+          "tag": {
+            "type": "string"
+          },
+          "buildID": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "createdAt": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When the tag was assigned."
+          }
+        }
+      },
+      "NewApiKey": {
+        "type": "object",
+        "required": [
+          "name"
+        ],
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100
+          }
+        }
+      },
+      "ApiKey": {
+        "type": "object",
+        "description": "An API key without its secret part.",
+        "required": [
+          "apiKeyID",
+          "name",
+          "maskedKey",
+          "createdAt",
+          "lastUsedAt"
+        ],
+        "properties": {
+          "apiKeyID": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "maskedKey": {
+            "type": "string",
+            "description": "`e2b_`, the first 4 and the last 4 hex digits, e.g. `e2b_1a2b...9f0e`."
+          },
+          "createdAt": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "lastUsedAt": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "CreatedApiKey": {
+        "description": "A new API key including its plaintext, shown only once.",
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/ApiKey"
+          },
+          {
+            "type": "object",
+            "required": [
+              "key"
+            ],
+            "properties": {
+              "key": {
+                "type": "string",
+                "pattern": "^e2b_[0-9a-f]{40}$",
+                "description": "The plaintext key."
+              }
+            }
+          }
+        ]
+      }
+    }
+  }
+};

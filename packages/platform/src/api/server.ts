@@ -1,0 +1,152 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Team } from "../store/index.js";
+import { ApiError, unauthorized } from "./errors.js";
+import { describeErrors, gatherParams, type OpenApiRouter, type Operation } from "./openapi.js";
+
+/** What a handler gets: the validated request and the team that made it. */
+export interface ApiRequest {
+  op: Operation;
+  /** Undefined only for operations without security (`/health`, signed uploads). */
+  team: Team | undefined;
+  params: Record<string, unknown>;
+  body: unknown;
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+}
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** A handler answers with a Reply, or with `undefined` when it wrote the response itself. */
+export type Handler = (request: ApiRequest) => Promise<Reply | undefined>;
+
+export interface ApiServerOptions {
+  router: OpenApiRouter;
+  handlers: Partial<Record<string, Handler>>;
+  authenticate(apiKey: string): Promise<Team | undefined>;
+  log(level: "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>): void;
+  observe?(op: string, status: number, seconds: number): void;
+}
+
+const MAX_JSON_BODY = 10 * 1024 * 1024;
+
+function readJson(req: IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_JSON_BODY) {
+        reject(new ApiError(413, `request body larger than ${MAX_JSON_BODY} bytes`));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("error", reject);
+    req.on("end", () => {
+      const text = Buffer.concat(chunks).toString("utf8");
+      if (text.trim() === "") return resolve(undefined);
+      try {
+        resolve(JSON.parse(text));
+      } catch {
+        reject(new ApiError(400, "request body is not valid JSON"));
+      }
+    });
+  });
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  if (body === undefined) {
+    // The public client parses every non-204 2xx as JSON, so an empty body is declared as such.
+    res.writeHead(status, { ...headers, "Content-Length": "0" });
+    res.end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    ...headers,
+    "Content-Type": "application/json",
+    "Content-Length": String(Buffer.byteLength(text)),
+  });
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  sendJson(res, status, { code: status, message }, headers);
+}
+
+/** The request listener of the platform API. */
+export function createApiHandler(options: ApiServerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const { router, handlers, log } = options;
+
+  async function handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<string> {
+    const match = router.match(req.method ?? "GET", url.pathname);
+    if (match === "method-not-allowed") throw new ApiError(405, `${req.method} is not allowed on ${url.pathname}`);
+    if (!match) throw new ApiError(404, `no such endpoint: ${req.method} ${url.pathname}`);
+    const { op, pathParams } = match;
+    const handler = handlers[op.id];
+    if (!handler) throw new ApiError(501, `${op.id} is not available on this server`);
+
+    let team: Team | undefined;
+    if (op.authenticated) {
+      const key = req.headers["x-api-key"];
+      const apiKey = Array.isArray(key) ? key[0] : key;
+      if (!apiKey) throw unauthorized("missing API key: send it in the X-API-Key header");
+      team = await options.authenticate(apiKey);
+      if (!team) throw unauthorized("invalid API key");
+    }
+
+    const params = gatherParams(op, pathParams, url.searchParams, req.headers);
+    if (!op.validateParams(params)) throw new ApiError(400, describeErrors("parameter", op.validateParams));
+
+    let body: unknown;
+    if (op.jsonBody) {
+      body = await readJson(req);
+      if (body === undefined && op.bodyRequired) throw new ApiError(400, "request body is required");
+      if (body !== undefined && op.validateBody && !op.validateBody(body)) {
+        throw new ApiError(400, describeErrors("body", op.validateBody));
+      }
+    }
+
+    const reply = await handler({ op, team, params, body, req, res, url });
+    if (!reply) return op.id;
+    const validate = op.validateResponse.get(reply.status);
+    if (validate && reply.body !== undefined && !validate(reply.body)) {
+      log("error", "response does not match the API schema", {
+        op: op.id,
+        status: reply.status,
+        problem: describeErrors("response", validate),
+      });
+      throw new ApiError(500, `internal error: ${op.id} produced a response that does not match the API schema`);
+    }
+    sendJson(res, reply.status, reply.body, reply.headers);
+    return op.id;
+  }
+
+  return (req, res) => {
+    const started = process.hrtime.bigint();
+    const url = new URL(req.url ?? "/", "http://api");
+    handle(req, res, url)
+      .catch((err: unknown) => {
+        if (err instanceof ApiError) {
+          sendError(res, err.status, err.message, err.headers);
+        } else {
+          log("error", "request failed", { path: url.pathname, err: err instanceof Error ? err.stack : String(err) });
+          sendError(res, 500, "internal error");
+        }
+        return "error";
+      })
+      .then((opId) => {
+        options.observe?.(opId, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9);
+      });
+  };
+}

@@ -1,0 +1,39 @@
+import type { RuntimeName } from "./runtime/container-runtime.js";
+
+export interface PlatformConfig {
+  /** Where the store, images, layers and sandboxes live. */
+  dataDir: string;
+  /** `postgres://…` for PostgreSQL; SQLite in dataDir otherwise. */
+  databaseUrl?: string;
+  apiPort: number;
+  proxyPort: number;
+  host: string;
+  /** Sandboxes are reached at `{port}-{sandboxID}.{domain}` through the proxy. */
+  domain: string;
+  /** Runtime for sandboxes that ask for none; the best available when unset. */
+  defaultRuntime?: RuntimeName;
+  /** Directory of the envd bundle (`envd.cjs`). */
+  envdDir: string;
+  /** Prefix of netns, veth and firewall names this platform owns (≤ 6 chars). */
+  networkPrefix: string;
+  /** Pool of /30 networks for sandboxes. */
+  networkCidr: string;
+  deepPauseAfterMs: number;
+  maxSandboxesPerTeam: number;
+  maxTimeoutSeconds: number;
+  diskSizeMB: number;
+}
+
+export const DEFAULTS: Omit<PlatformConfig, "envdDir"> = {
+  dataDir: "/var/lib/x",
+  apiPort: 3000,
+  proxyPort: 3002,
+  host: "0.0.0.0",
+  domain: "localhost",
+  networkPrefix: "x",
+  networkCidr: "10.200.0.0/16",
+  deepPauseAfterMs: 10 * 60_000,
+  maxSandboxesPerTeam: 200,
+  maxTimeoutSeconds: 24 * 3600,
+  diskSizeMB: 2048,
+};

@@ -1,0 +1,356 @@
+import path from "node:path";
+import type { RuntimeName } from "../runtime/container-runtime.js";
+import { newSandboxId, newSecret, nowIso } from "../store/ids.js";
+import type { BuildRow, SandboxRow, Store, Team, TemplateRow } from "../store/index.js";
+import { KeyedLock } from "./keyed-lock.js";
+import type { BootSpec, SandboxHost } from "./sandbox-host.js";
+
+export type PauseKind = "frozen" | "checkpointed" | "stopped";
+
+export interface CreateSandboxRequest {
+  team: Team;
+  template: TemplateRow;
+  build: BuildRow;
+  alias?: string;
+  timeoutSeconds: number;
+  metadata: Record<string, string>;
+  envVars: Record<string, string>;
+  allowInternet: boolean;
+  autoPause: boolean;
+  autoResume: boolean;
+  runtime?: RuntimeName;
+}
+
+export interface OrchestratorOptions {
+  store: Store;
+  host: SandboxHost;
+  dataDir: string;
+  defaultRuntime: RuntimeName;
+  /** A frozen sandbox older than this is checkpointed (or stopped) to free its memory. */
+  deepPauseAfterMs: number;
+  log(level: "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>): void;
+  /** Called when a sandbox stops serving (kill, pause), to cut its open connections. */
+  onUnavailable?(sandboxId: string): void;
+}
+
+/** Where the proxy should send a sandbox's traffic (the proxy's SandboxLocation). */
+export type Route = { state: "running"; address: string } | { state: "paused"; autoResume: boolean } | undefined;
+
+interface Live {
+  address?: string;
+  timer?: NodeJS.Timeout;
+  deepPauseTimer?: NodeJS.Timeout;
+}
+
+export class SandboxNotFound extends Error {
+  constructor(id: string) {
+    super(`sandbox ${id} not found`);
+    this.name = "SandboxNotFound";
+  }
+}
+
+export class SandboxStateConflict extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "SandboxStateConflict";
+  }
+}
+
+/**
+ * The life of sandboxes: create, timeouts, pause at three depths, resume, kill, and adoption
+ * of what was running when the platform process restarts. The store is the record; the host
+ * holds the live parts.
+ */
+export class Orchestrator {
+  private readonly live = new Map<string, Live>();
+  private readonly lock = new KeyedLock();
+
+  constructor(private readonly o: OrchestratorOptions) {}
+
+  private bootSpec(row: SandboxRow, build: BuildRow): BootSpec {
+    const layers = JSON.parse(build.layers ?? "[]") as string[];
+    const spec = JSON.parse(build.spec) as { user?: string; workdir?: string };
+    return {
+      id: row.id,
+      runtime: row.runtime,
+      lowers: layers.map((l) => path.resolve(this.o.dataDir, l)),
+      cpuCount: row.cpu_count,
+      memoryMB: row.memory_mb,
+      internet: row.allow_internet === 1,
+      envdAccessToken: row.envd_access_token,
+      defaultUser: spec.user ?? "user",
+      defaultWorkdir: spec.workdir,
+    };
+  }
+
+  private async buildOf(row: SandboxRow): Promise<BuildRow> {
+    const build = await this.o.store.templates.getBuild(row.build_id);
+    if (!build) throw new Error(`build ${row.build_id} of sandbox ${row.id} is gone`);
+    return build;
+  }
+
+  private arm(row: SandboxRow): void {
+    const live = this.live.get(row.id) ?? {};
+    this.live.set(row.id, live);
+    clearTimeout(live.timer);
+    const ms = Math.max(0, Date.parse(row.end_at) - Date.now());
+    // setTimeout holds at most ~24.8 days; longer timeouts re-arm when they fire
+    live.timer = setTimeout(() => void this.onTimeout(row.id), Math.min(ms, 2 ** 31 - 1));
+    live.timer.unref();
+  }
+
+  private async onTimeout(id: string): Promise<void> {
+    const row = await this.o.store.sandboxes.get(id);
+    if (!row || row.state === "killed") return;
+    if (Date.parse(row.end_at) > Date.now() + 1000) return this.arm(row);
+    try {
+      if (row.auto_pause && row.state === "running") await this.pause(id);
+      else if (row.state !== "paused") await this.kill(id);
+    } catch (err) {
+      this.o.log("error", "timeout action failed", { sandboxId: id, err: String(err) });
+    }
+  }
+
+  async create(req: CreateSandboxRequest): Promise<SandboxRow> {
+    const now = new Date();
+    const spec = JSON.parse(req.build.spec) as { envVars?: Record<string, string> };
+    const row: SandboxRow = {
+      id: newSandboxId(),
+      team_id: req.team.id,
+      template_id: req.template.id,
+      build_id: req.build.id,
+      alias: req.alias ?? null,
+      state: "starting",
+      pause_kind: null,
+      runtime: req.runtime ?? this.o.defaultRuntime,
+      started_at: nowIso(now),
+      end_at: nowIso(new Date(now.getTime() + req.timeoutSeconds * 1000)),
+      cpu_count: req.build.cpu_count,
+      memory_mb: req.build.memory_mb,
+      disk_size_mb: req.build.disk_size_mb,
+      metadata: JSON.stringify(req.metadata),
+      env_vars: JSON.stringify({ ...spec.envVars, ...req.envVars }),
+      envd_access_token: newSecret(),
+      allow_internet: req.allowInternet ? 1 : 0,
+      auto_pause: req.autoPause ? 1 : 0,
+      auto_resume: req.autoResume ? 1 : 0,
+      placement: null,
+      killed_at: null,
+    };
+    await this.o.store.sandboxes.insert(row);
+    return this.lock.run(row.id, async () => {
+      try {
+        const address = await this.o.host.boot(this.bootSpec(row, req.build));
+        await this.initEnvd(row, address);
+        this.live.set(row.id, { address });
+        row.state = "running";
+        await this.o.store.sandboxes.update(row.id, { state: "running" });
+        await this.o.store.templates.recordSpawn(req.template.id);
+        await this.o.store.events.record("sandbox.created", {
+          teamId: row.team_id,
+          sandboxId: row.id,
+          data: { templateId: row.template_id, runtime: row.runtime },
+        });
+        this.arm(row);
+        return row;
+      } catch (err) {
+        this.o.log("error", "sandbox failed to start", { sandboxId: row.id, err: String(err) });
+        await this.o.host.destroy({ id: row.id, runtime: row.runtime }).catch(() => undefined);
+        await this.o.store.sandboxes.update(row.id, { state: "killed", killed_at: nowIso() });
+        throw err;
+      }
+    });
+  }
+
+  /** Hands the sandbox its environment variables through envd's /init. */
+  private async initEnvd(row: SandboxRow, address: string): Promise<void> {
+    const envVars = JSON.parse(row.env_vars) as Record<string, string>;
+    const res = await fetch(`http://${address}:49983/init`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-Access-Token": row.envd_access_token },
+      body: JSON.stringify({ envVars, timestamp: new Date().toISOString() }),
+    });
+    if (!res.ok) throw new Error(`envd /init answered ${res.status}: ${await res.text()}`);
+  }
+
+  async get(id: string): Promise<SandboxRow | undefined> {
+    return this.o.store.sandboxes.get(id);
+  }
+
+  async kill(id: string): Promise<void> {
+    await this.lock.run(id, async () => {
+      const row = await this.o.store.sandboxes.get(id);
+      if (!row || row.state === "killed") throw new SandboxNotFound(id);
+      const live = this.live.get(id);
+      clearTimeout(live?.timer);
+      clearTimeout(live?.deepPauseTimer);
+      this.live.delete(id);
+      this.o.onUnavailable?.(id);
+      await this.o.host.destroy({ id, runtime: row.runtime });
+      await this.o.store.sandboxes.update(id, { state: "killed", killed_at: nowIso() });
+      await this.o.store.events.record("sandbox.killed", { teamId: row.team_id, sandboxId: id });
+    });
+  }
+
+  /** Pauses a running sandbox: frozen in memory now, deeper later (see deepPause). */
+  async pause(id: string): Promise<PauseKind> {
+    return this.lock.run(id, async (): Promise<PauseKind> => {
+      const row = await this.o.store.sandboxes.get(id);
+      if (!row || row.state === "killed") throw new SandboxNotFound(id);
+      if (row.state === "paused") throw new SandboxStateConflict(`sandbox ${id} is already paused`);
+      this.o.onUnavailable?.(id);
+      await this.o.host.freeze({ id, runtime: row.runtime });
+      await this.o.store.sandboxes.update(id, { state: "paused", pause_kind: "frozen" });
+      await this.o.store.events.record("sandbox.paused", { teamId: row.team_id, sandboxId: id, data: { kind: "frozen" } });
+      const live = this.live.get(id) ?? {};
+      live.address = undefined;
+      clearTimeout(live.timer);
+      live.deepPauseTimer = setTimeout(() => void this.deepPause(id), this.o.deepPauseAfterMs);
+      live.deepPauseTimer.unref();
+      this.live.set(id, live);
+      return "frozen";
+    });
+  }
+
+  /**
+   * Moves a frozen sandbox out of memory: a checkpoint where the runtime can (gVisor, and only
+   * while the sandbox's own processes hold no listening sockets), otherwise a stop that keeps
+   * its files.
+   */
+  async deepPause(id: string): Promise<PauseKind | undefined> {
+    return this.lock.run(id, async () => {
+      const row = await this.o.store.sandboxes.get(id);
+      if (!row || row.state !== "paused" || row.pause_kind !== "frozen") return undefined;
+      const spec = { id, runtime: row.runtime };
+      await this.o.host.thaw(spec);
+      let kind: PauseKind = "stopped";
+      if (this.o.host.canCheckpoint(row.runtime)) {
+        try {
+          await this.o.host.checkpoint(spec);
+          kind = "checkpointed";
+        } catch (err) {
+          this.o.log("warn", "checkpoint failed, stopping instead", { sandboxId: id, err: String(err) });
+        }
+      }
+      if (kind === "stopped") await this.o.host.stop(spec);
+      const live = this.live.get(id);
+      if (live) live.address = undefined;
+      await this.o.store.sandboxes.update(id, { pause_kind: kind });
+      await this.o.store.events.record("sandbox.paused", { teamId: row.team_id, sandboxId: id, data: { kind } });
+      return kind;
+    });
+  }
+
+  /** Resumes a paused sandbox (no-op when running). Returns whether it was paused. */
+  async resume(id: string, timeoutSeconds?: number): Promise<{ row: SandboxRow; resumed: boolean }> {
+    return this.lock.run(id, async () => {
+      const row = await this.o.store.sandboxes.get(id);
+      if (!row || row.state === "killed") throw new SandboxNotFound(id);
+      const endAt = timeoutSeconds === undefined ? undefined : nowIso(new Date(Date.now() + timeoutSeconds * 1000));
+      if (row.state !== "paused") {
+        if (endAt && endAt > row.end_at) {
+          row.end_at = endAt;
+          await this.o.store.sandboxes.update(id, { end_at: endAt });
+          this.arm(row);
+        }
+        return { row, resumed: false };
+      }
+      const live = this.live.get(id) ?? {};
+      clearTimeout(live.deepPauseTimer);
+      if (row.pause_kind === "frozen") {
+        await this.o.host.thaw({ id, runtime: row.runtime });
+        live.address = await this.o.host.address(id);
+      } else {
+        const spec = this.bootSpec(row, await this.buildOf(row));
+        live.address =
+          row.pause_kind === "checkpointed" ? await this.o.host.restore(spec) : await this.o.host.boot(spec);
+        if (row.pause_kind === "stopped") await this.initEnvd(row, live.address);
+      }
+      this.live.set(id, live);
+      row.state = "running";
+      row.pause_kind = null;
+      row.end_at = endAt ?? nowIso(new Date(Date.now() + 300_000));
+      await this.o.store.sandboxes.update(id, { state: "running", pause_kind: null, end_at: row.end_at });
+      await this.o.store.events.record("sandbox.resumed", { teamId: row.team_id, sandboxId: id });
+      this.arm(row);
+      return { row, resumed: true };
+    });
+  }
+
+  async setTimeout(id: string, seconds: number): Promise<void> {
+    await this.lock.run(id, async () => {
+      const row = await this.o.store.sandboxes.get(id);
+      if (!row || row.state === "killed") throw new SandboxNotFound(id);
+      row.end_at = nowIso(new Date(Date.now() + seconds * 1000));
+      await this.o.store.sandboxes.update(id, { end_at: row.end_at });
+      if (row.state === "running") this.arm(row);
+    });
+  }
+
+  /** For the proxy: where a sandbox's traffic goes right now. */
+  async route(id: string): Promise<Route> {
+    const live = this.live.get(id);
+    if (live?.address) return { state: "running", address: live.address };
+    const row = await this.o.store.sandboxes.get(id);
+    if (!row || row.state === "killed" || row.state === "starting") return undefined;
+    if (row.state === "paused") return { state: "paused", autoResume: row.auto_resume === 1 };
+    return undefined;
+  }
+
+  /** Auto-resume on traffic: resumes a paused sandbox that asked for it, for the proxy. */
+  async resumeOnTraffic(id: string): Promise<{ address: string } | undefined> {
+    const row = await this.o.store.sandboxes.get(id);
+    if (!row || row.state !== "paused" || row.auto_resume !== 1) return undefined;
+    await this.resume(id, Math.max(60, Math.round((Date.parse(row.end_at) - Date.parse(row.started_at)) / 1000)));
+    const address = this.live.get(id)?.address;
+    return address ? { address } : undefined;
+  }
+
+  /**
+   * After a restart: running containers are adopted as they are; sandboxes whose container
+   * is gone are recovered as stopped (files kept); leftovers nobody owns are removed.
+   */
+  async adopt(): Promise<void> {
+    for (const row of await this.o.store.sandboxes.live()) {
+      try {
+        if (row.state === "starting") {
+          await this.o.host.destroy({ id: row.id, runtime: row.runtime });
+          await this.o.store.sandboxes.update(row.id, { state: "killed", killed_at: nowIso() });
+          continue;
+        }
+        const state = await this.o.host.runtime(row.runtime).state(await this.o.host.ref(row.id));
+        if (row.state === "running" && state?.status === "running") {
+          this.live.set(row.id, { address: await this.o.host.address(row.id) });
+          this.arm(row);
+        } else if (row.state === "paused" && row.pause_kind === "frozen" && state?.status === "paused") {
+          this.live.set(row.id, {});
+          const live = this.live.get(row.id)!;
+          live.deepPauseTimer = setTimeout(() => void this.deepPause(row.id), this.o.deepPauseAfterMs);
+          live.deepPauseTimer.unref();
+        } else if (row.state === "paused" && row.pause_kind !== "frozen") {
+          this.live.set(row.id, {});
+        } else {
+          await this.o.host.stop({ id: row.id, runtime: row.runtime });
+          await this.o.store.sandboxes.update(row.id, { state: "paused", pause_kind: "stopped" });
+          await this.o.store.events.record("sandbox.recovered", { teamId: row.team_id, sandboxId: row.id });
+          this.live.set(row.id, {});
+        }
+      } catch (err) {
+        this.o.log("error", "could not adopt sandbox", { sandboxId: row.id, err: String(err) });
+      }
+    }
+  }
+
+  /** Ids the orchestrator is responsible for (for sweeping leftovers). */
+  knownIds(): Set<string> {
+    return new Set(this.live.keys());
+  }
+
+  /** Stops timers; sandboxes keep running for the next platform process to adopt. */
+  detach(): void {
+    for (const live of this.live.values()) {
+      clearTimeout(live.timer);
+      clearTimeout(live.deepPauseTimer);
+    }
+  }
+}

@@ -1,0 +1,211 @@
+import { mkdir, rm } from "node:fs/promises";
+import http from "node:http";
+import path from "node:path";
+import type { NetworkManager, SandboxNetwork } from "../network/network-manager.js";
+import { mountOverlay, unmountOverlay } from "../rootfs/overlay.js";
+import type { ContainerRef, ContainerRuntime, RuntimeName } from "../runtime/container-runtime.js";
+import { AGENT_ENVD_DIR, AGENT_NODE, buildSpec, writeBundle } from "../runtime/oci-spec.js";
+
+export const ENVD_PORT = 49983;
+
+/** Everything needed to (re)start one sandbox's container. */
+export interface BootSpec {
+  id: string;
+  runtime: RuntimeName;
+  /** Template layers, topmost first. */
+  lowers: string[];
+  cpuCount: number;
+  memoryMB: number;
+  internet: boolean;
+  envdAccessToken: string;
+  defaultUser: string;
+  defaultWorkdir?: string;
+}
+
+export interface SandboxPaths {
+  dir: string;
+  upper: string;
+  work: string;
+  rootfs: string;
+  bundle: string;
+  consoleLog: string;
+  checkpoint: string;
+}
+
+export interface SandboxHostOptions {
+  dataDir: string;
+  runtimes: ReadonlyMap<RuntimeName, ContainerRuntime>;
+  network: NetworkManager;
+  /** Host directory holding envd's bundle (`envd.cjs` and its native addons). */
+  envdDir: string;
+  log(level: "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>): void;
+}
+
+/**
+ * The host side of sandboxes: network namespace, overlay root filesystem, OCI bundle and the
+ * container itself. It knows nothing about teams, timeouts or the store.
+ */
+export class SandboxHost {
+  constructor(private readonly o: SandboxHostOptions) {}
+
+  paths(id: string): SandboxPaths {
+    const dir = path.join(this.o.dataDir, "sandboxes", id);
+    return {
+      dir,
+      upper: path.join(dir, "upper"),
+      work: path.join(dir, "work"),
+      rootfs: path.join(dir, "rootfs"),
+      bundle: path.join(dir, "bundle"),
+      consoleLog: path.join(dir, "console.log"),
+      checkpoint: path.join(dir, "checkpoint"),
+    };
+  }
+
+  runtime(name: RuntimeName): ContainerRuntime {
+    const runtime = this.o.runtimes.get(name);
+    if (!runtime) {
+      throw new Error(`runtime ${name} is not available on this host: install it with 'apt-get install ${name}'`);
+    }
+    return runtime;
+  }
+
+  async ref(id: string): Promise<ContainerRef> {
+    return { id, netnsPath: path.join("/run/netns", this.o.network.netnsName(id)) };
+  }
+
+  /** A fresh network namespace (gVisor consumes its addresses on every start). */
+  private async freshNetwork(spec: BootSpec): Promise<SandboxNetwork> {
+    await this.o.network.destroy(spec.id);
+    return this.o.network.create(spec.id, { internet: spec.internet });
+  }
+
+  private async prepareRootfs(spec: BootSpec): Promise<SandboxPaths> {
+    const p = this.paths(spec.id);
+    await mkdir(p.dir, { recursive: true });
+    await unmountOverlay(p.rootfs);
+    await mountOverlay({ lowers: spec.lowers, upperDir: p.upper, workDir: p.work, target: p.rootfs });
+    const env = [
+      "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+      "LANG=C.UTF-8",
+      "HOME=/root",
+      `ENVD_PORT=${ENVD_PORT}`,
+      `ENVD_ACCESS_TOKEN=${spec.envdAccessToken}`,
+      `ENVD_DEFAULT_USER=${spec.defaultUser}`,
+      ...(spec.defaultWorkdir ? [`ENVD_DEFAULT_WORKDIR=${spec.defaultWorkdir}`] : []),
+    ];
+    const ref = await this.ref(spec.id);
+    await writeBundle(
+      p.bundle,
+      buildSpec({
+        rootfs: p.rootfs,
+        args: [AGENT_NODE, path.join(AGENT_ENVD_DIR, "envd.cjs")],
+        env,
+        hostname: spec.id,
+        netnsPath: ref.netnsPath,
+        cpuCount: spec.cpuCount,
+        memoryMB: spec.memoryMB,
+        envdDir: this.o.envdDir,
+      }),
+    );
+    return p;
+  }
+
+  /** Boots the sandbox from its files and waits until envd answers. Returns its address. */
+  async boot(spec: BootSpec): Promise<string> {
+    const net = await this.freshNetwork(spec);
+    const p = await this.prepareRootfs(spec);
+    const runtime = this.runtime(spec.runtime);
+    await runtime.delete(await this.ref(spec.id));
+    await runtime.run(await this.ref(spec.id), { bundleDir: p.bundle, consoleLog: p.consoleLog });
+    await waitForEnvd(net.sandboxIp, 30_000);
+    return net.sandboxIp;
+  }
+
+  async freeze(spec: Pick<BootSpec, "id" | "runtime">): Promise<void> {
+    await this.runtime(spec.runtime).pause(await this.ref(spec.id));
+  }
+
+  async thaw(spec: Pick<BootSpec, "id" | "runtime">): Promise<void> {
+    await this.runtime(spec.runtime).resume(await this.ref(spec.id));
+  }
+
+  canCheckpoint(runtime: RuntimeName): boolean {
+    return Boolean(this.runtime(runtime).checkpoint);
+  }
+
+  /**
+   * Saves memory to disk: envd closes its sockets first (gVisor refuses to save listening
+   * sockets), then the runtime checkpoints and the container goes away. Throws if the
+   * sandbox's own processes hold listeners; the caller then falls back to another depth.
+   */
+  async checkpoint(spec: Pick<BootSpec, "id" | "runtime">): Promise<void> {
+    const runtime = this.runtime(spec.runtime);
+    const ref = await this.ref(spec.id);
+    const p = this.paths(spec.id);
+    await rm(p.checkpoint, { recursive: true, force: true });
+    await runtime.kill(ref, "SIGUSR1");
+    try {
+      await runtime.checkpoint!(ref, p.checkpoint);
+    } catch (err) {
+      await rm(p.checkpoint, { recursive: true, force: true });
+      await runtime.kill(ref, "SIGUSR2").catch(() => undefined);
+      throw err;
+    }
+    await this.o.network.destroy(spec.id);
+  }
+
+  /** Restores a checkpointed sandbox with its processes, and wakes envd. */
+  async restore(spec: BootSpec): Promise<string> {
+    const net = await this.freshNetwork(spec);
+    const p = this.paths(spec.id);
+    const runtime = this.runtime(spec.runtime);
+    const ref = await this.ref(spec.id);
+    await runtime.restore!(ref, { bundleDir: p.bundle, consoleLog: p.consoleLog, imageDir: p.checkpoint });
+    await runtime.kill(ref, "SIGUSR2");
+    await waitForEnvd(net.sandboxIp, 30_000);
+    await rm(p.checkpoint, { recursive: true, force: true });
+    return net.sandboxIp;
+  }
+
+  /** Stops the container and frees its network; the writable layer stays for a later boot. */
+  async stop(spec: Pick<BootSpec, "id" | "runtime">): Promise<void> {
+    await this.runtime(spec.runtime).delete(await this.ref(spec.id));
+    await unmountOverlay(this.paths(spec.id).rootfs);
+    await this.o.network.destroy(spec.id);
+  }
+
+  /** Removes every trace of the sandbox from the host. */
+  async destroy(spec: Pick<BootSpec, "id" | "runtime">): Promise<void> {
+    const runtime = this.o.runtimes.get(spec.runtime);
+    if (runtime) await runtime.delete(await this.ref(spec.id));
+    await unmountOverlay(this.paths(spec.id).rootfs);
+    await this.o.network.destroy(spec.id);
+    await rm(this.paths(spec.id).dir, { recursive: true, force: true });
+  }
+
+  async address(id: string): Promise<string | undefined> {
+    return (await this.o.network.get(id))?.sandboxIp;
+  }
+}
+
+/** Polls envd's /health until it answers; a sandbox is ready only then. */
+export async function waitForEnvd(address: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError = "";
+  while (Date.now() < deadline) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const req = http.get({ host: address, port: ENVD_PORT, path: "/health", timeout: 1000, agent: false }, (res) => {
+        res.resume();
+        resolve((res.statusCode ?? 500) < 300);
+      });
+      req.on("error", (err) => {
+        lastError = err.message;
+        resolve(false);
+      });
+      req.on("timeout", () => req.destroy(new Error("timeout")));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`envd at ${address}:${ENVD_PORT} did not answer within ${timeoutMs} ms (${lastError})`);
+}

@@ -1,0 +1,32 @@
+import { type Db, type DbOptions, openDb } from "./db.js";
+import { EventStore } from "./events.js";
+import { SandboxStore } from "./sandboxes.js";
+import { TeamStore } from "./teams.js";
+import { TemplateStore } from "./templates.js";
+
+export type { Dialect } from "./db.js";
+export type * from "./schema.js";
+export { DEFAULT_TAG, parseTemplateRef, type TemplateRef } from "./templates.js";
+export type { PlatformEvent } from "./events.js";
+
+/** The platform's store: one database, one repository per concern. */
+export interface Store {
+  db: Db;
+  teams: TeamStore;
+  templates: TemplateStore;
+  sandboxes: SandboxStore;
+  events: EventStore;
+  close(): Promise<void>;
+}
+
+export async function openStore(options: DbOptions): Promise<Store> {
+  const db = await openDb(options);
+  return {
+    db,
+    teams: new TeamStore(db.kysely),
+    templates: new TemplateStore(db.kysely),
+    sandboxes: new SandboxStore(db.kysely),
+    events: new EventStore(db.kysely),
+    close: () => db.close(),
+  };
+}

@@ -1,0 +1,137 @@
+import type { Kysely, Migration, MigrationProvider } from "kysely";
+
+/**
+ * One set of migrations for both dialects: only portable column types (text, integer) and
+ * the schema builder, so SQLite and PostgreSQL end up with the same tables.
+ */
+const migrations: Record<string, Migration> = {
+  "0001-initial": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("teams")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("namespace", "text", (c) => c.notNull().unique())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable("api_keys")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("team_id", "text", (c) => c.notNull().references("teams.id").onDelete("cascade"))
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("key_hash", "text", (c) => c.notNull().unique())
+        .addColumn("key_mask", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("last_used_at", "text")
+        .execute();
+      await db.schema
+        .createTable("templates")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("team_id", "text", (c) => c.notNull().references("teams.id").onDelete("cascade"))
+        .addColumn("public", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .addColumn("last_spawned_at", "text")
+        .addColumn("spawn_count", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("from_sandbox_id", "text")
+        .execute();
+      await db.schema
+        .createTable("template_aliases")
+        .addColumn("namespace", "text", (c) => c.notNull())
+        .addColumn("alias", "text", (c) => c.notNull())
+        .addColumn("template_id", "text", (c) => c.notNull().references("templates.id").onDelete("cascade"))
+        .addPrimaryKeyConstraint("template_aliases_pk", ["namespace", "alias"])
+        .execute();
+      await db.schema.createIndex("template_aliases_template").on("template_aliases").column("template_id").execute();
+      await db.schema
+        .createTable("builds")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("template_id", "text", (c) => c.notNull().references("templates.id").onDelete("cascade"))
+        .addColumn("status", "text", (c) => c.notNull())
+        .addColumn("reason", "text")
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .addColumn("finished_at", "text")
+        .addColumn("cpu_count", "integer", (c) => c.notNull())
+        .addColumn("memory_mb", "integer", (c) => c.notNull())
+        .addColumn("disk_size_mb", "integer", (c) => c.notNull())
+        .addColumn("envd_version", "text", (c) => c.notNull())
+        .addColumn("spec", "text", (c) => c.notNull())
+        .addColumn("layers", "text")
+        .addColumn("start_cmd", "text")
+        .addColumn("ready_cmd", "text")
+        .addColumn("snapshot_kind", "text")
+        .execute();
+      // Builds of a template are paged newest first with (created_at, id) as the cursor.
+      await db.schema.createIndex("builds_template_created").on("builds").columns(["template_id", "created_at", "id"]).execute();
+      await db.schema
+        .createTable("build_logs")
+        .addColumn("build_id", "text", (c) => c.notNull().references("builds.id").onDelete("cascade"))
+        .addColumn("seq", "integer", (c) => c.notNull())
+        .addColumn("timestamp", "text", (c) => c.notNull())
+        .addColumn("level", "text", (c) => c.notNull())
+        .addColumn("message", "text", (c) => c.notNull())
+        .addColumn("step", "text")
+        .addPrimaryKeyConstraint("build_logs_pk", ["build_id", "seq"])
+        .execute();
+      await db.schema
+        .createTable("template_tags")
+        .addColumn("template_id", "text", (c) => c.notNull().references("templates.id").onDelete("cascade"))
+        .addColumn("tag", "text", (c) => c.notNull())
+        .addColumn("build_id", "text", (c) => c.notNull().references("builds.id").onDelete("cascade"))
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("template_tags_pk", ["template_id", "tag"])
+        .execute();
+      await db.schema
+        .createTable("sandboxes")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("team_id", "text", (c) => c.notNull().references("teams.id").onDelete("cascade"))
+        .addColumn("template_id", "text", (c) => c.notNull())
+        .addColumn("build_id", "text", (c) => c.notNull())
+        .addColumn("alias", "text")
+        .addColumn("state", "text", (c) => c.notNull())
+        .addColumn("pause_kind", "text")
+        .addColumn("runtime", "text", (c) => c.notNull())
+        .addColumn("started_at", "text", (c) => c.notNull())
+        .addColumn("end_at", "text", (c) => c.notNull())
+        .addColumn("cpu_count", "integer", (c) => c.notNull())
+        .addColumn("memory_mb", "integer", (c) => c.notNull())
+        .addColumn("disk_size_mb", "integer", (c) => c.notNull())
+        .addColumn("metadata", "text", (c) => c.notNull())
+        .addColumn("env_vars", "text", (c) => c.notNull())
+        .addColumn("envd_access_token", "text", (c) => c.notNull())
+        .addColumn("allow_internet", "integer", (c) => c.notNull())
+        .addColumn("auto_pause", "integer", (c) => c.notNull())
+        .addColumn("auto_resume", "integer", (c) => c.notNull())
+        .addColumn("placement", "text")
+        .addColumn("killed_at", "text")
+        .execute();
+      await db.schema.createIndex("sandboxes_team_state").on("sandboxes").columns(["team_id", "state", "started_at"]).execute();
+      await db.schema
+        .createTable("snapshots")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("team_id", "text", (c) => c.notNull().references("teams.id").onDelete("cascade"))
+        .addColumn("sandbox_id", "text", (c) => c.notNull())
+        .addColumn("template_id", "text", (c) => c.notNull().references("templates.id").onDelete("cascade"))
+        .addColumn("build_id", "text", (c) => c.notNull().references("builds.id").onDelete("cascade"))
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable("events")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("at", "text", (c) => c.notNull())
+        .addColumn("team_id", "text")
+        .addColumn("sandbox_id", "text")
+        .addColumn("type", "text", (c) => c.notNull())
+        .addColumn("data", "text", (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex("events_sandbox").on("events").columns(["sandbox_id", "id"]).execute();
+    },
+  },
+};
+
+export const migrationProvider: MigrationProvider = {
+  async getMigrations() {
+    return migrations;
+  },
+};

@@ -1,0 +1,155 @@
+import type { Insertable, Selectable, Updateable } from "kysely";
+
+/**
+ * Tables of the platform store. The same schema serves SQLite and PostgreSQL, so column types
+ * stay portable: times are ISO-8601 UTC text (sortable as text), booleans are 0/1 integers,
+ * structured values are JSON text.
+ */
+export interface Database {
+  teams: TeamsTable;
+  api_keys: ApiKeysTable;
+  templates: TemplatesTable;
+  template_aliases: TemplateAliasesTable;
+  builds: BuildsTable;
+  build_logs: BuildLogsTable;
+  template_tags: TemplateTagsTable;
+  sandboxes: SandboxesTable;
+  snapshots: SnapshotsTable;
+  events: EventsTable;
+}
+
+export interface TeamsTable {
+  id: string;
+  name: string;
+  /** Prefix of the team's template names: `namespace/alias`. */
+  namespace: string;
+  created_at: string;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  team_id: string;
+  name: string;
+  /** sha256 of the key; the key itself is shown once and never stored. */
+  key_hash: string;
+  /** First and last characters, so people can tell their keys apart. */
+  key_mask: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface TemplatesTable {
+  id: string;
+  team_id: string;
+  public: number;
+  created_at: string;
+  updated_at: string;
+  last_spawned_at: string | null;
+  spawn_count: number;
+  /** Set when the template was made from a sandbox snapshot. */
+  from_sandbox_id: string | null;
+}
+
+export interface TemplateAliasesTable {
+  /** Unique per team namespace: the full name is `namespace/alias`. */
+  namespace: string;
+  alias: string;
+  template_id: string;
+}
+
+export interface BuildsTable {
+  id: string;
+  template_id: string;
+  status: "waiting" | "building" | "ready" | "error";
+  /** JSON `{message, step?}` when status is error. */
+  reason: string | null;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+  cpu_count: number;
+  memory_mb: number;
+  disk_size_mb: number;
+  envd_version: string;
+  /** JSON: what to build (steps, start and ready commands, base). */
+  spec: string;
+  /** JSON: layer ids from bottom to top once built. */
+  layers: string | null;
+  start_cmd: string | null;
+  ready_cmd: string | null;
+  /** `files` for a filesystem build, `memory` when a checkpoint image is kept with it. */
+  snapshot_kind: string | null;
+}
+
+export interface BuildLogsTable {
+  build_id: string;
+  seq: number;
+  timestamp: string;
+  level: string;
+  message: string;
+  step: string | null;
+}
+
+export interface TemplateTagsTable {
+  template_id: string;
+  tag: string;
+  build_id: string;
+  created_at: string;
+}
+
+export interface SandboxesTable {
+  id: string;
+  team_id: string;
+  template_id: string;
+  build_id: string;
+  alias: string | null;
+  state: "starting" | "running" | "paused" | "killed";
+  pause_kind: "frozen" | "checkpointed" | "stopped" | null;
+  runtime: "runsc" | "runc";
+  started_at: string;
+  end_at: string;
+  cpu_count: number;
+  memory_mb: number;
+  disk_size_mb: number;
+  /** JSON object of string values. */
+  metadata: string;
+  /** JSON object of string values. */
+  env_vars: string;
+  envd_access_token: string;
+  allow_internet: number;
+  auto_pause: number;
+  auto_resume: number;
+  /** Host-side data the orchestrator needs to find the sandbox again (JSON). */
+  placement: string | null;
+  killed_at: string | null;
+}
+
+export interface SnapshotsTable {
+  id: string;
+  team_id: string;
+  sandbox_id: string;
+  template_id: string;
+  build_id: string;
+  created_at: string;
+}
+
+export interface EventsTable {
+  /** Time-ordered: sorting by id is sorting by time. */
+  id: string;
+  at: string;
+  team_id: string | null;
+  sandbox_id: string | null;
+  type: string;
+  /** JSON details. */
+  data: string;
+}
+
+export type Team = Selectable<TeamsTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type TemplateRow = Selectable<TemplatesTable>;
+export type BuildRow = Selectable<BuildsTable>;
+export type NewBuild = Insertable<BuildsTable>;
+export type BuildUpdate = Updateable<BuildsTable>;
+export type SandboxRow = Selectable<SandboxesTable>;
+export type NewSandboxRow = Insertable<SandboxesTable>;
+export type SandboxUpdate = Updateable<SandboxesTable>;
+export type SnapshotRow = Selectable<SnapshotsTable>;

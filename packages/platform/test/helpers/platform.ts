@@ -1,0 +1,55 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { DEFAULTS, type Platform, type PlatformConfig, startPlatform } from "../../src/index.js";
+import type { RuntimeName } from "../../src/runtime/container-runtime.js";
+
+/**
+ * Images are cached across test runs here (the base image takes minutes to build once);
+ * everything else a test platform makes lives in its own temp dir and is removed.
+ */
+export const TEST_DATA_DIR = process.env.X_TEST_DATA_DIR ?? "/var/tmp/x-test-data";
+
+export const ENVD_BUNDLE_DIR = path.resolve(__dirname, "../../../envd/dist/bundle");
+
+export interface TestPlatform {
+  platform: Platform;
+  apiUrl: string;
+  proxyUrl: string;
+  apiKey: string;
+  stop(): Promise<void>;
+}
+
+export async function startTestPlatform(
+  opts: { runtime?: RuntimeName; databaseUrl?: string; networkPrefix?: string } = {},
+): Promise<TestPlatform> {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), "x-platform-"));
+  // Test platforms may run side by side: each owns its own names and address range.
+  const n = Math.floor(Math.random() * 150);
+  const prefix = opts.networkPrefix ?? `t${n.toString(36)}${Math.floor(Math.random() * 36 ** 2).toString(36)}`;
+  const config: PlatformConfig = {
+    ...DEFAULTS,
+    dataDir: TEST_DATA_DIR,
+    databaseUrl: opts.databaseUrl ?? `sqlite:${path.join(scratch, "platform.db")}`,
+    apiPort: 0,
+    proxyPort: 0,
+    host: "127.0.0.1",
+    defaultRuntime: opts.runtime,
+    envdDir: ENVD_BUNDLE_DIR,
+    networkPrefix: prefix,
+    networkCidr: `10.${100 + n}.0.0/16`,
+  };
+  const platform = await startPlatform(config);
+  const apiKey = platform.firstApiKey;
+  if (!apiKey) throw new Error("a fresh test store should have produced a first API key");
+  return {
+    platform,
+    apiUrl: `http://127.0.0.1:${platform.apiPort}`,
+    proxyUrl: `http://127.0.0.1:${platform.proxyPort}`,
+    apiKey,
+    stop: async () => {
+      await platform.close();
+      rmSync(scratch, { recursive: true, force: true });
+    },
+  };
+}
