@@ -9,6 +9,7 @@ import { sandboxRoutes } from "./api/routes/sandboxes.js";
 import { type PlatformConfig } from "./config.js";
 import { createLogger } from "./log.js";
 import { createNetworkManager } from "./network/network-manager.js";
+import { createProxyServer, type ProxyServer } from "./proxy/index.js";
 import { Orchestrator } from "./orchestrator/orchestrator.js";
 import { SandboxHost } from "./orchestrator/sandbox-host.js";
 import type { ContainerRuntime, RuntimeName } from "./runtime/container-runtime.js";
@@ -30,7 +31,11 @@ export interface Platform {
   firstApiKey?: string;
   /** The first team created on first start (for the CLI's demo and key commands). */
   defaultTeam(): Promise<Team>;
-  close(): Promise<void>;
+  /**
+   * Stops serving. Sandboxes keep running for the next start to adopt, unless `destroy`
+   * is set: then every sandbox is killed and the platform's network rules are removed.
+   */
+  close(opts?: { destroy?: boolean }): Promise<void>;
 }
 
 async function availableRuntimes(dataDir: string): Promise<Map<RuntimeName, ContainerRuntime>> {
@@ -70,8 +75,8 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
   if (!runtimes.has(defaultRuntime)) throw new Error(`default runtime ${defaultRuntime} is not installed`);
 
   const network = createNetworkManager({ prefix: config.networkPrefix, cidr: config.networkCidr });
-  await network.init();
   const host = new SandboxHost({ dataDir: config.dataDir, runtimes, network, envdDir: config.envdDir, log });
+  let proxy: ProxyServer | undefined;
   const orchestrator = new Orchestrator({
     store,
     host,
@@ -79,9 +84,13 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
     defaultRuntime,
     deepPauseAfterMs: config.deepPauseAfterMs,
     log,
+    onUnavailable: (id) => proxy?.closeSandboxConnections(id),
   });
   await orchestrator.adopt();
+  // Leftovers first (the sweep drops the firewall table when nothing is kept), then the
+  // firewall for the sandboxes to come.
   await network.sweep(orchestrator.knownIds());
+  await network.init();
 
   await ensureBaseTemplate({
     store,
@@ -122,23 +131,43 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
   );
   api.keepAliveTimeout = 65_000;
   const apiPort = await listen(api, config.apiPort, config.host);
-  log("info", "platform API listening", { port: apiPort, runtimes: [...runtimes.keys()], defaultRuntime });
+  proxy = createProxyServer({
+    domain: config.domain,
+    log: createLogger("proxy"),
+    resolver: {
+      resolve: (id) => orchestrator.route(id),
+      resume: (id) => orchestrator.resumeOnTraffic(id),
+    },
+  });
+  await proxy.listen(config.proxyPort, config.host);
+  log("info", "platform ready", {
+    apiPort,
+    proxyPort: proxy.port,
+    runtimes: [...runtimes.keys()],
+    defaultRuntime,
+  });
 
   return {
     config,
     store,
     orchestrator,
     apiPort,
-    proxyPort: 0,
+    proxyPort: proxy.port,
     firstApiKey,
     defaultTeam: async () => {
       const [team] = await userTeams();
       if (!team) throw new Error("no team: start the platform once to create the first one");
       return team;
     },
-    close: async () => {
-      await new Promise<void>((resolve) => api.close(() => resolve()));
+    close: async (opts = {}) => {
+      await Promise.all([new Promise<void>((resolve) => api.close(() => resolve())), proxy?.close()]);
       api.closeAllConnections();
+      if (opts.destroy) {
+        for (const row of await store.sandboxes.live()) {
+          await orchestrator.kill(row.id).catch((err) => log("warn", "kill on close failed", { id: row.id, err: String(err) }));
+        }
+        await network.sweep();
+      }
       orchestrator.detach();
       await store.close();
     },

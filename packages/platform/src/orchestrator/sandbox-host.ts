@@ -4,7 +4,7 @@ import path from "node:path";
 import type { NetworkManager, SandboxNetwork } from "../network/network-manager.js";
 import { mountOverlay, unmountOverlay } from "../rootfs/overlay.js";
 import type { ContainerRef, ContainerRuntime, RuntimeName } from "../runtime/container-runtime.js";
-import { AGENT_ENVD_DIR, AGENT_NODE, buildSpec, writeBundle } from "../runtime/oci-spec.js";
+import { AGENT_ENVD_DIR, AGENT_NODE, writeBundle } from "../runtime/oci-spec.js";
 
 export const ENVD_PORT = 49983;
 
@@ -94,9 +94,7 @@ export class SandboxHost {
       ...(spec.defaultWorkdir ? [`ENVD_DEFAULT_WORKDIR=${spec.defaultWorkdir}`] : []),
     ];
     const ref = await this.ref(spec.id);
-    await writeBundle(
-      p.bundle,
-      buildSpec({
+    await writeBundle(p.bundle, {
         rootfs: p.rootfs,
         args: [AGENT_NODE, path.join(AGENT_ENVD_DIR, "envd.cjs")],
         env,
@@ -105,8 +103,7 @@ export class SandboxHost {
         cpuCount: spec.cpuCount,
         memoryMB: spec.memoryMB,
         envdDir: this.o.envdDir,
-      }),
-    );
+    });
     return p;
   }
 
@@ -115,7 +112,6 @@ export class SandboxHost {
     const net = await this.freshNetwork(spec);
     const p = await this.prepareRootfs(spec);
     const runtime = this.runtime(spec.runtime);
-    await runtime.delete(await this.ref(spec.id));
     await runtime.run(await this.ref(spec.id), { bundleDir: p.bundle, consoleLog: p.consoleLog });
     await waitForEnvd(net.sandboxIp, 30_000);
     return net.sandboxIp;

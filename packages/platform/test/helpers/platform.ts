@@ -48,7 +48,7 @@ export async function startTestPlatform(
     proxyUrl: `http://127.0.0.1:${platform.proxyPort}`,
     apiKey,
     stop: async () => {
-      await platform.close();
+      await platform.close({ destroy: true });
       rmSync(scratch, { recursive: true, force: true });
     },
   };

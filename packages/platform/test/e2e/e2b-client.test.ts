@@ -1,0 +1,47 @@
+/**
+ * The public `e2b` client, unchanged, against `x serve`'s pieces: it is pointed here with
+ * E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY exactly as a user would.
+ */
+import { Sandbox } from "e2b";
+import { startTestPlatform, type TestPlatform } from "../helpers/platform.js";
+
+describe.each(["runc", "runsc"] as const)("public e2b client on %s", (runtime) => {
+  let t: TestPlatform;
+  const saved = { ...process.env };
+
+  beforeAll(async () => {
+    t = await startTestPlatform({ runtime });
+    process.env.E2B_API_URL = t.apiUrl;
+    process.env.E2B_SANDBOX_URL = t.proxyUrl;
+    process.env.E2B_API_KEY = t.apiKey;
+  });
+
+  afterAll(async () => {
+    process.env = saved;
+    await t.stop();
+  });
+
+  it("creates a sandbox, runs commands, writes and reads files, lists and kills", async () => {
+    const sandbox = await Sandbox.create({ metadata: { suite: "e2e" } });
+    try {
+      const result = await sandbox.commands.run("echo hello; whoami; pwd; echo oops >&2; exit 3").catch((e) => e.result ?? e);
+      expect(result.stdout).toBe("hello\nuser\n/home/user\n");
+      expect(result.stderr).toBe("oops\n");
+      expect(result.exitCode).toBe(3);
+
+      await sandbox.files.write("/home/user/notes/a.txt", "written through the proxy");
+      expect(await sandbox.files.read("/home/user/notes/a.txt")).toBe("written through the proxy");
+      const entries = await sandbox.files.list("/home/user/notes");
+      expect(entries.map((e) => e.name)).toEqual(["a.txt"]);
+      expect((await sandbox.commands.run("cat /home/user/notes/a.txt")).stdout).toBe("written through the proxy");
+
+      const listed = await Sandbox.list({ query: { metadata: { suite: "e2e" } } }).nextItems();
+      expect(listed.map((s) => s.sandboxId)).toContain(sandbox.sandboxId);
+      expect(await sandbox.isRunning()).toBe(true);
+    } finally {
+      await sandbox.kill();
+    }
+    expect(await sandbox.isRunning()).toBe(false);
+    await expect(Sandbox.connect(sandbox.sandboxId)).rejects.toThrow(/not found/i);
+  });
+});
