@@ -31,9 +31,9 @@ async function freePort(): Promise<number> {
 
 /** Starts the real envd bundle as a child process on a free loopback port. */
 export async function startEnvd(
-  opts: { accessToken?: string; env?: Record<string, string>; defaultUser?: string } = {},
+  opts: { accessToken?: string; env?: Record<string, string>; defaultUser?: string; port?: number } = {},
 ): Promise<RunningEnvd> {
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   let stderr = "";
   const child = spawn(process.execPath, [BUNDLE], {
     env: {

@@ -1,0 +1,12 @@
+export type { ProxyServer, ProxyServerOptions } from "./proxy-server.js";
+export { createProxyServer } from "./proxy-server.js";
+export type { ProxyTarget } from "./routing.js";
+export { ENVD_PORT, parseTarget } from "./routing.js";
+export type {
+  ProxyErrorKind,
+  ProxyLogger,
+  ProxyLogLevel,
+  ProxyMetrics,
+  SandboxLocation,
+  SandboxResolver,
+} from "./types.js";

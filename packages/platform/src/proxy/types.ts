@@ -1,0 +1,46 @@
+/** Where a sandbox can be reached, as the orchestrator knows it right now. */
+export type SandboxLocation =
+  | { state: "running" /** The sandbox's IP address on the host. */; address: string }
+  | { state: "paused" /** Resume on the first request instead of answering 502. */; autoResume: boolean };
+
+/**
+ * The proxy's only view of the orchestrator. `resolve` runs on every request, so it should
+ * answer from memory; `undefined` means unknown or killed.
+ */
+export interface SandboxResolver {
+  resolve(sandboxID: string): Promise<SandboxLocation | undefined>;
+  /** Resumes a paused sandbox; `undefined` when it cannot be resumed. Needed for autoResume. */
+  resume?(sandboxID: string): Promise<{ address: string } | undefined>;
+}
+
+export type ProxyLogLevel = "debug" | "info" | "warn" | "error";
+export type ProxyLogger = (level: ProxyLogLevel, msg: string, fields?: Record<string, unknown>) => void;
+
+/** Why the proxy answered with its own error or cut an exchange short. */
+export type ProxyErrorKind =
+  | "no_route"
+  | "bad_request"
+  | "sandbox_not_found"
+  | "sandbox_paused"
+  | "resume_failed"
+  | "resolver_failed"
+  | "port_closed"
+  | "upstream_unreachable"
+  | "upstream_aborted"
+  | "client_aborted"
+  | "cut";
+
+/** Live counters; read them when scraping. Bytes are message bodies and tunnelled data. */
+export interface ProxyMetrics {
+  /** Requests received, upgrades included. */
+  requests: number;
+  /** Exchanges with a sandbox in flight (streams and tunnels included). */
+  active: number;
+  upgrades: number;
+  resumes: number;
+  bytesFromClients: number;
+  bytesToClients: number;
+  /** Responses by status code, the proxy's own errors included. */
+  responses: Record<number, number>;
+  errors: Record<ProxyErrorKind, number>;
+}
