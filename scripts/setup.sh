@@ -8,7 +8,7 @@ PNPM_VERSION=$(node -p 'require("./package.json").packageManager.split("@")[1]')
 
 # Debian packages: the two sandbox runtimes, networking tools, the base-image builder,
 # OCI image tools for template imports, PostgreSQL for the store tests, tmux for CLI tests.
-DEBS=(runc runsc tini iproute2 iptables debootstrap skopeo umoci postgresql tmux xattr)
+DEBS=(runc runsc tini iproute2 nftables debootstrap skopeo umoci postgresql tmux)
 missing=()
 for pkg in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -26,6 +26,8 @@ if [ "$(pnpm --version 2>/dev/null || true)" != "$PNPM_VERSION" ]; then
 fi
 
 pnpm install --frozen-lockfile --reporter=append-only | tail -3
+# The x command and the envd bundle that sandboxes boot run from build output.
+pnpm build --output-logs=errors-only >/dev/null
 
 # PostgreSQL for the store tests: a local cluster with a role and database of ours.
 if command -v pg_lsclusters >/dev/null; then
