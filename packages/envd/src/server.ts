@@ -32,6 +32,7 @@ export class EnvdServer {
   private readonly h1: http.Server;
   private readonly h2: http2.Http2Server;
   private listening = false;
+  private holdOpen: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: EnvdServerOptions) {
     const state = createState(options.state);
@@ -66,7 +67,8 @@ export class EnvdServer {
       const n = Math.min(chunk.length, H2_PREFACE.length);
       const isH2 = chunk.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
       (isH2 ? this.h2 : this.h1).emit("connection", socket);
-      socket.resume();
+      // http2 takes the pre-read bytes and then reads the handle itself: resuming would steal them.
+      if (!isH2) socket.resume();
     });
   }
 
@@ -91,14 +93,18 @@ export class EnvdServer {
   async quiesce(): Promise<void> {
     if (!this.listening) return;
     this.listening = false;
+    // With its listener closed, Node would exit if nothing else were pending: hold it open.
+    this.holdOpen ??= setInterval(() => undefined, 1 << 30);
     const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
     for (const socket of this.sockets) socket.destroy();
     await closed;
   }
 
   /** Re-opens the listener after a quiesce (for example after a restore). */
-  wake(): Promise<void> {
-    return this.listen();
+  async wake(): Promise<void> {
+    await this.listen();
+    clearInterval(this.holdOpen);
+    this.holdOpen = undefined;
   }
 
   async close(): Promise<void> {

@@ -55,4 +55,13 @@ describe("quiesce and wake", () => {
     expect(processes.map((p) => p.pid)).toContain(pid);
     await envd.client.process.sendSignal({ process: { selector: { case: "tag", value: "survivor" } }, signal: 9 });
   });
+
+  it("stays alive while quiesced with nothing else running", async () => {
+    envd.child.kill("SIGUSR1");
+    expect(await until(async () => !(await healthy(envd.url)))).toBe(true);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(envd.child.exitCode).toBeNull();
+    envd.child.kill("SIGUSR2");
+    expect(await until(() => healthy(envd.url))).toBe(true);
+  });
 });

@@ -1,0 +1,242 @@
+import { readdir } from "node:fs/promises";
+import { CommandError, command } from "../runtime/command.js";
+import { AddressPool, type SlotAddresses } from "./address-pool.js";
+import { Firewall } from "./firewall.js";
+
+export interface NetworkManagerOptions {
+  /**
+   * Prefix of every name this manager owns: netns `<prefix>-<id>`, host veth `<prefix>h<slot>`,
+   * nftables table `<prefix>_net`. Distinct prefixes (and pools) keep several managers apart, e.g.
+   * tests beside a running platform. At most 6 characters, since interface names stop at 15.
+   */
+  prefix?: string;
+  /** Pool of /30s, default 10.200.0.0/16. */
+  cidr?: string;
+}
+
+export interface SandboxNetwork extends SlotAddresses {
+  id: string;
+  /** Name under /run/netns. */
+  netns: string;
+  netnsPath: string;
+  /** Host end of the veth pair; the sandbox end is `eth0` inside the netns. */
+  hostIf: string;
+}
+
+export interface CreateNetworkOptions {
+  internet: boolean;
+}
+
+const NETNS_DIR = "/run/netns";
+const SANDBOX_IF = "eth0";
+
+/**
+ * Network namespaces, veth pairs and addresses for sandboxes. Holds no state file: the sandbox
+ * a veth belongs to is stored in the host veth's ifalias, so the kernel is the record and a
+ * restarted platform reads the allocation back with list().
+ */
+export class NetworkManager {
+  readonly prefix: string;
+  readonly pool: AddressPool;
+  readonly firewall: Firewall;
+  /** Slots handed out by create() calls still in flight, not yet visible in the kernel. */
+  private readonly reserved = new Set<number>();
+
+  constructor(opts: NetworkManagerOptions = {}) {
+    this.prefix = opts.prefix ?? "x";
+    if (!/^[a-z][a-z0-9]{0,5}$/.test(this.prefix)) {
+      throw new Error(`network prefix must be 1-6 lowercase letters or digits, got "${this.prefix}"`);
+    }
+    this.pool = new AddressPool(opts.cidr ?? "10.200.0.0/16");
+    this.firewall = new Firewall(`${this.prefix}_net`, `${this.prefix}h`);
+  }
+
+  /** Installs the host firewall table; call once at startup, before create(). */
+  async init(): Promise<void> {
+    await this.firewall.install();
+  }
+
+  async create(id: string, opts: CreateNetworkOptions): Promise<SandboxNetwork> {
+    assertId(id);
+    const taken = new Set([...(await this.list()).map((n) => n.slot), ...this.reserved]);
+    const slot = this.pool.firstFree(taken);
+    this.reserved.add(slot);
+    const net = this.describe(id, slot);
+    try {
+      await command("ip", ["netns", "add", net.netns]);
+      await command("ip", [
+        "link",
+        "add",
+        net.hostIf,
+        "type",
+        "veth",
+        "peer",
+        "name",
+        SANDBOX_IF,
+        "netns",
+        net.netns,
+      ]);
+      await command("ip", ["-batch", "-"], {
+        input: [
+          `link set ${net.hostIf} alias ${id}`,
+          `addr add ${net.hostIp}/${net.prefixLength} dev ${net.hostIf}`,
+          `link set ${net.hostIf} up`,
+        ].join("\n"),
+      });
+      await this.prepare(net);
+      await this.firewall.setInternet(net.hostIf, net.sandboxIp, opts.internet);
+      return net;
+    } catch (err) {
+      await this.destroyParts(net);
+      throw err;
+    } finally {
+      this.reserved.delete(slot);
+    }
+  }
+
+  /**
+   * (Re)configures the sandbox side of the link. gVisor moves the netns's addresses into its
+   * own network stack and they are gone from eth0 when it exits, so run this before every start.
+   */
+  async prepare(net: SandboxNetwork): Promise<void> {
+    await command("ip", ["-n", net.netns, "-batch", "-"], {
+      input: [
+        "link set lo up",
+        `addr flush dev ${SANDBOX_IF}`,
+        `addr add ${net.sandboxIp}/${net.prefixLength} dev ${SANDBOX_IF}`,
+        `link set ${SANDBOX_IF} up`,
+        `route replace default via ${net.hostIp}`,
+      ].join("\n"),
+    });
+  }
+
+  async setInternet(net: SandboxNetwork, allowed: boolean): Promise<void> {
+    await this.firewall.setInternet(net.hostIf, net.sandboxIp, allowed);
+  }
+
+  async internetAllowed(net: SandboxNetwork): Promise<boolean> {
+    const allowed = await this.firewall.internetAllowed();
+    return allowed.some((a) => a.hostIf === net.hostIf && a.sandboxIp === net.sandboxIp);
+  }
+
+  async get(id: string): Promise<SandboxNetwork | undefined> {
+    return (await this.list()).find((n) => n.id === id);
+  }
+
+  /** Every sandbox network of this manager, read from the kernel's veths. */
+  async list(): Promise<SandboxNetwork[]> {
+    const links = JSON.parse(await command("ip", ["-j", "link", "show", "type", "veth"])) as Array<{
+      ifname: string;
+      ifalias?: string;
+    }>;
+    const nets: SandboxNetwork[] = [];
+    for (const link of links) {
+      const slot = this.slotOf(link.ifname);
+      if (slot !== undefined && link.ifalias) nets.push(this.describe(link.ifalias, slot));
+    }
+    return nets;
+  }
+
+  async destroy(id: string): Promise<void> {
+    const net = await this.get(id);
+    if (net) await this.destroyParts(net);
+    else await ignoreMissing(command("ip", ["netns", "delete", this.netnsName(id)]));
+  }
+
+  /**
+   * Removes every netns, veth and firewall entry carrying this manager's prefix whose sandbox id
+   * is not in `keep`; with nothing to keep the firewall table goes too. Returns what it removed.
+   */
+  async sweep(keep: ReadonlySet<string> = new Set()): Promise<{ netns: string[]; links: string[] }> {
+    const removed = { netns: [] as string[], links: [] as string[] };
+    for (const net of await this.list()) {
+      if (keep.has(net.id)) continue;
+      await ignoreMissing(command("ip", ["link", "delete", net.hostIf]));
+      removed.links.push(net.hostIf);
+    }
+    // veths without an alias are half-created ones
+    const links = JSON.parse(await command("ip", ["-j", "link", "show", "type", "veth"])) as Array<{
+      ifname: string;
+      ifalias?: string;
+    }>;
+    for (const link of links) {
+      if (this.slotOf(link.ifname) !== undefined && !link.ifalias) {
+        await ignoreMissing(command("ip", ["link", "delete", link.ifname]));
+        removed.links.push(link.ifname);
+      }
+    }
+    const names = await readdir(NETNS_DIR).catch(() => [] as string[]);
+    for (const name of names) {
+      if (!name.startsWith(`${this.prefix}-`) || keep.has(name.slice(this.prefix.length + 1))) continue;
+      await ignoreMissing(command("ip", ["netns", "delete", name]));
+      removed.netns.push(name);
+    }
+    if (keep.size === 0) await this.firewall.remove();
+    else await this.pruneInternetSet();
+    return removed;
+  }
+
+  netnsName(id: string): string {
+    return `${this.prefix}-${id}`;
+  }
+
+  private describe(id: string, slot: number): SandboxNetwork {
+    const netns = this.netnsName(id);
+    return {
+      id,
+      netns,
+      netnsPath: `${NETNS_DIR}/${netns}`,
+      hostIf: `${this.prefix}h${slot}`,
+      ...this.pool.addresses(slot),
+    };
+  }
+
+  private slotOf(ifname: string): number | undefined {
+    const m = new RegExp(`^${this.prefix}h(\\d+)$`).exec(ifname);
+    const slot = m ? Number(m[1]) : NaN;
+    return slot < this.pool.size ? slot : undefined;
+  }
+
+  private async destroyParts(net: SandboxNetwork): Promise<void> {
+    // deleting the host end deletes its peer inside the netns as well
+    await ignoreMissing(command("ip", ["link", "delete", net.hostIf]));
+    await ignoreMissing(command("ip", ["netns", "delete", net.netns]));
+    if ((await this.firewall.describe()) !== null) {
+      await this.firewall.setInternet(net.hostIf, net.sandboxIp, false);
+    }
+  }
+
+  /** Drops internet entries whose veth no longer exists. */
+  private async pruneInternetSet(): Promise<void> {
+    if ((await this.firewall.describe()) === null) return;
+    const live = new Set((await this.list()).map((n) => `${n.hostIf} ${n.sandboxIp}`));
+    for (const a of await this.firewall.internetAllowed()) {
+      if (!live.has(`${a.hostIf} ${a.sandboxIp}`))
+        await this.firewall.setInternet(a.hostIf, a.sandboxIp, false);
+    }
+  }
+}
+
+export function createNetworkManager(opts: NetworkManagerOptions = {}): NetworkManager {
+  return new NetworkManager(opts);
+}
+
+function assertId(id: string): void {
+  // the id becomes part of a netns file name and an interface alias
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(id))
+    throw new Error(`invalid sandbox id for networking: "${id}"`);
+}
+
+/** Tolerates "does not exist" failures so teardown is idempotent. */
+async function ignoreMissing(p: Promise<unknown>): Promise<void> {
+  try {
+    await p;
+  } catch (err) {
+    if (
+      err instanceof CommandError &&
+      /does not exist|No such file|Cannot find device|not found/i.test(err.stderr)
+    )
+      return;
+    throw err;
+  }
+}

@@ -1,0 +1,89 @@
+import { mkdir, readFile } from "node:fs/promises";
+import { dirname, relative, resolve, sep } from "node:path";
+import { CommandError, command } from "../runtime/command.js";
+
+export interface OverlayOptions {
+  /** Read-only layers, topmost first (overlayfs lowerdir order). */
+  lowers: string[];
+  /** The sandbox's own writable layer; created if missing. */
+  upperDir: string;
+  /** overlayfs scratch space; same filesystem as upperDir; created if missing. */
+  workDir: string;
+  /** Where the merged root filesystem appears; created if missing. */
+  target: string;
+}
+
+/** mount(2) takes at most one page of options; past that, lower paths go relative to a shared parent. */
+const MAX_MOUNT_DATA = 4000;
+
+export async function mountOverlay(o: OverlayOptions): Promise<void> {
+  if (o.lowers.length === 0) throw new Error("an overlay needs at least one lower layer");
+  await Promise.all([o.upperDir, o.workDir, o.target].map((d) => mkdir(d, { recursive: true })));
+  const lowers = o.lowers.map((l) => resolve(l));
+  for (const p of [...lowers, o.upperDir, o.workDir]) {
+    // overlayfs separates layers with ':' and options with ','
+    if (/[:,]/.test(p)) throw new Error(`overlay paths may not contain ':' or ',': ${p}`);
+  }
+  const opts = (lowerdir: string) =>
+    `lowerdir=${lowerdir},upperdir=${resolve(o.upperDir)},workdir=${resolve(o.workDir)}`;
+  let data = opts(lowers.join(":"));
+  let cwd: string | undefined;
+  if (data.length > MAX_MOUNT_DATA) {
+    cwd = commonParent(lowers);
+    data = opts(lowers.map((l) => relative(cwd!, l)).join(":"));
+    if (data.length > MAX_MOUNT_DATA)
+      throw new Error(`too many layers for one overlay mount (${lowers.length})`);
+  }
+  await command("mount", ["-t", "overlay", "overlay", "-o", data, resolve(o.target)], { cwd });
+}
+
+/** Unmounts `target`; not mounted is fine. Falls back to a lazy unmount if it stays busy. */
+export async function unmountOverlay(target: string): Promise<void> {
+  const path = resolve(target);
+  for (let attempt = 0; ; attempt++) {
+    if (!(await isOverlayMounted(path))) return;
+    try {
+      await command("umount", [path]);
+      return;
+    } catch (err) {
+      if (!(err instanceof CommandError) || !/busy/i.test(err.stderr)) throw err;
+      if (attempt >= 10) {
+        // a process that has not exited yet (e.g. a gVisor gofer) still holds it; detach now,
+        // the kernel frees it when the last user goes
+        await command("umount", ["--lazy", path]);
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+/** Overlay mount points currently mounted at or below `under`. */
+export async function overlayMounts(under = "/"): Promise<string[]> {
+  const base = resolve(under);
+  const text = await readFile("/proc/self/mountinfo", "utf8");
+  const points: string[] = [];
+  for (const line of text.split("\n")) {
+    const [left, right] = line.split(" - ");
+    if (!left || !right?.startsWith("overlay ")) continue;
+    const point = unescapeMount(left.split(" ")[4] ?? "");
+    if (point === base || point.startsWith(base === sep ? base : base + sep)) points.push(point);
+  }
+  return points;
+}
+
+export async function isOverlayMounted(target: string): Promise<boolean> {
+  const path = resolve(target);
+  return (await overlayMounts(path)).includes(path);
+}
+
+/** mountinfo escapes space, tab, newline and backslash as octal. */
+function unescapeMount(s: string): string {
+  return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+}
+
+function commonParent(paths: string[]): string {
+  let parent = dirname(paths[0]!);
+  while (parent !== sep && !paths.every((p) => p.startsWith(parent + sep))) parent = dirname(parent);
+  return parent;
+}

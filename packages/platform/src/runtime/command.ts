@@ -1,0 +1,111 @@
+import { execFile, spawn } from "node:child_process";
+import { access, constants } from "node:fs/promises";
+import { promisify } from "node:util";
+
+const execFileAsync = promisify(execFile);
+
+/** A host command that exited non-zero (or could not start); keeps stderr because that is where runc, runsc and ip explain themselves. */
+export class CommandError extends Error {
+  constructor(
+    readonly argv: readonly string[],
+    readonly exitCode: number | string | null,
+    readonly stderr: string,
+  ) {
+    super(`${argv.join(" ")} failed (${exitCode ?? "signal"}): ${stderr.trim() || "no output"}`);
+    this.name = "CommandError";
+  }
+}
+
+export interface CommandOptions {
+  /** Written to the command's stdin, then stdin is closed. */
+  input?: string;
+  timeoutMs?: number;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+/** Runs a command to completion and returns its stdout. */
+export async function command(
+  file: string,
+  args: readonly string[],
+  opts: CommandOptions = {},
+): Promise<string> {
+  const argv = [file, ...args];
+  try {
+    const pending = execFileAsync(file, args, {
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: opts.timeoutMs ?? 120_000,
+      env: opts.env,
+      cwd: opts.cwd,
+    });
+    if (opts.input !== undefined) pending.child.stdin?.end(opts.input);
+    else pending.child.stdin?.end();
+    return (await pending).stdout;
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException & { stderr?: string; code?: number | string };
+    throw new CommandError(argv, e.code ?? null, e.stderr || e.message);
+  }
+}
+
+/**
+ * Runs a long command and hands every output line (stdout and stderr) to `onLine` as it arrives;
+ * used where progress matters more than the captured text (debootstrap, apt).
+ */
+export function commandLines(
+  file: string,
+  args: readonly string[],
+  onLine: (line: string) => void,
+  opts: Pick<CommandOptions, "env"> = {},
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { stdio: ["ignore", "pipe", "pipe"], env: opts.env });
+    const tail: string[] = [];
+    const feed = (stream: NodeJS.ReadableStream) => {
+      let buf = "";
+      stream.setEncoding("utf8");
+      stream.on("data", (chunk: string) => {
+        buf += chunk;
+        const lines = buf.split(/\r?\n|\r/);
+        buf = lines.pop() ?? "";
+        for (const line of lines) emit(line);
+      });
+      stream.on("end", () => buf && emit(buf));
+    };
+    const emit = (line: string) => {
+      tail.push(line);
+      if (tail.length > 20) tail.shift();
+      onLine(line);
+    };
+    feed(child.stdout);
+    feed(child.stderr);
+    child.on("error", (err) => reject(new CommandError([file, ...args], null, err.message)));
+    child.on("close", (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new CommandError([file, ...args], code ?? signal, tail.join("\n")));
+    });
+  });
+}
+
+/** Resolves a binary on PATH (plus the sbin dirs, which a non-login PATH may lack) or throws with the install hint. */
+export async function requireBinary(name: string, installHint: string): Promise<string> {
+  const dirs = [
+    ...(process.env.PATH ?? "").split(":"),
+    "/usr/local/sbin",
+    "/usr/sbin",
+    "/sbin",
+    "/usr/bin",
+    "/bin",
+  ];
+  for (const dir of dirs) {
+    if (!dir) continue;
+    const candidate = `${dir}/${name}`;
+    try {
+      await access(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this dir
+    }
+  }
+  throw new Error(`${name} not found on this host; install it with: ${installHint}`);
+}

@@ -1,0 +1,171 @@
+import { access, mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { CommandError, command, requireBinary } from "./command.js";
+import type {
+  ContainerRef,
+  ContainerRuntime,
+  ContainerState,
+  RestoreOptions,
+  RunOptions,
+  RuntimeOptions,
+} from "./container-runtime.js";
+import { startDetached } from "./start-detached.js";
+
+/**
+ * Debian's runsc refuses a networked sandbox when it believes it runs in the root netns, and it
+ * decides that by reading /proc/sys/net/core/rmem_default, which newer kernels show in every
+ * netns. A private mount namespace with a tmpfs over /proc/sys/net hides the probe; nsenter then
+ * joins the sandbox's netns, where runsc's abstract control socket lives, so every command for
+ * a sandbox goes through this wrapper. Arguments: $1 netns path, the rest the runsc argv.
+ */
+/** The file runsc writes into a checkpoint's image directory. */
+export const CHECKPOINT_IMAGE = "checkpoint.img";
+
+const NETNS_WRAPPER =
+  'mount -t tmpfs none /proc/sys/net && ns="$1" && shift && exec nsenter --net="$ns" "$@"';
+
+/**
+ * runsc (gVisor): a user-space kernel between the workload and the host. Uses the ptrace
+ * platform (this build has no systrap, and KVM guests stall on these hosts) and its own network
+ * stack on the netns's veth. --overlay2=none makes writes land in our overlay's upper directory
+ * instead of a gVisor-internal layer, so files survive stop, checkpoint and snapshot.
+ */
+export class RunscRuntime implements ContainerRuntime {
+  readonly name = "runsc";
+  private readonly root: string;
+  private readonly logDir: string;
+
+  constructor(
+    private readonly bin: string,
+    opts: RuntimeOptions,
+  ) {
+    this.root = join(opts.stateDir, "root");
+    this.logDir = join(opts.stateDir, "logs");
+  }
+
+  async run(c: ContainerRef, opts: RunOptions): Promise<void> {
+    await this.start(c, ["run", "--detach", "--bundle", opts.bundleDir, c.id], opts.consoleLog);
+  }
+
+  async restore(c: ContainerRef, opts: RestoreOptions): Promise<void> {
+    // the record a checkpoint leaves behind would block a container of the same id
+    await this.delete(c);
+    const args = ["restore", "--detach", "--bundle", opts.bundleDir, "--image-path", opts.imageDir, c.id];
+    await this.start(c, args, opts.consoleLog);
+  }
+
+  /**
+   * gVisor refuses while any TCP socket in the sandbox listens ("endpoint still has waiters
+   * upon save"): the workload must close its listeners first (envd does on a signal).
+   */
+  async checkpoint(c: ContainerRef, imageDir: string): Promise<void> {
+    await mkdir(imageDir, { recursive: true });
+    // runsc will not overwrite an image, and a failed attempt leaves an empty one behind
+    await rm(join(imageDir, CHECKPOINT_IMAGE), { force: true });
+    await this.runsc(c, ["checkpoint", "--image-path", imageDir, c.id]);
+  }
+
+  async state(c: ContainerRef): Promise<ContainerState | undefined> {
+    try {
+      const s = JSON.parse(await this.runsc(c, ["state", c.id])) as ContainerState & { pid: number };
+      return { id: s.id, status: s.status, bundle: s.bundle, ...(s.pid > 0 ? { pid: s.pid } : {}) };
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async pause(c: ContainerRef): Promise<void> {
+    await this.runsc(c, ["pause", c.id]);
+  }
+
+  async resume(c: ContainerRef): Promise<void> {
+    await this.runsc(c, ["resume", c.id]);
+  }
+
+  async kill(c: ContainerRef, signal: NodeJS.Signals, opts: { all?: boolean } = {}): Promise<void> {
+    await this.runsc(c, ["kill", ...(opts.all ? ["--all"] : []), c.id, signal]);
+  }
+
+  async delete(c: ContainerRef): Promise<void> {
+    try {
+      await this.runsc(c, ["delete", "--force", c.id]);
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+    }
+    await rm(this.logFile(c.id), { force: true });
+  }
+
+  async list(): Promise<string[]> {
+    // reads state files only, so it needs no netns; statuses would be wrong outside it
+    const out = await command(this.bin, ["--root", this.root, "list", "--quiet"]);
+    return out.split("\n").filter(Boolean);
+  }
+
+  private async start(c: ContainerRef, args: string[], consoleLog: string): Promise<void> {
+    await mkdir(this.root, { recursive: true });
+    await mkdir(this.logDir, { recursive: true });
+    const argv = await this.argv(c, args);
+    await startDetached(argv[0]!, argv.slice(1), consoleLog, this.logFile(c.id));
+  }
+
+  private async runsc(c: ContainerRef, args: string[]): Promise<string> {
+    const argv = await this.argv(c, args);
+    return command(argv[0]!, argv.slice(1));
+  }
+
+  /** The full argv for a runsc command about `c`, wrapped into its netns while that exists. */
+  private async argv(c: ContainerRef, args: string[]): Promise<string[]> {
+    const runsc = [
+      this.bin,
+      "--root",
+      this.root,
+      "--log",
+      this.logFile(c.id),
+      "--platform",
+      "ptrace",
+      "--network",
+      "sandbox",
+      "--overlay2",
+      "none",
+      ...args,
+    ];
+    // a netns already torn down cannot be joined; runsc still deletes by killing the sandbox pid
+    if (!(await exists(c.netnsPath))) return runsc;
+    return [
+      "unshare",
+      "--mount",
+      "--propagation",
+      "private",
+      "sh",
+      "-c",
+      NETNS_WRAPPER,
+      "sh",
+      c.netnsPath,
+      ...runsc,
+    ];
+  }
+
+  private logFile(id: string): string {
+    return join(this.logDir, `${id}.log`);
+  }
+}
+
+export async function createRunscRuntime(opts: RuntimeOptions): Promise<RunscRuntime> {
+  const bin = await requireBinary("runsc", "apt-get install runsc");
+  await requireBinary("nsenter", "apt-get install util-linux");
+  return new RunscRuntime(bin, opts);
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isMissing(err: unknown): boolean {
+  return err instanceof CommandError && /does not exist|file does not exist/i.test(err.stderr);
+}

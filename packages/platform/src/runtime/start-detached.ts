@@ -1,0 +1,37 @@
+import { spawn } from "node:child_process";
+import { mkdir, open, readFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { CommandError } from "./command.js";
+
+/**
+ * Runs a `run --detach`/`restore --detach` style command whose container inherits the command's
+ * stdout/stderr. Those must be files, not pipes to us: the container keeps them open for its
+ * whole life, so waiting for a pipe to close would never end.
+ */
+export async function startDetached(
+  file: string,
+  args: readonly string[],
+  consoleLog: string,
+  runtimeLog: string,
+): Promise<void> {
+  await mkdir(dirname(consoleLog), { recursive: true });
+  const out = await open(consoleLog, "a");
+  try {
+    const code = await new Promise<number | string | null>((resolve, reject) => {
+      const child = spawn(file, args, { stdio: ["ignore", out.fd, out.fd] });
+      child.on("error", reject);
+      child.on("close", (c, signal) => resolve(c ?? signal));
+    });
+    if (code !== 0) {
+      const why = [await tail(runtimeLog), await tail(consoleLog)].filter(Boolean).join("\n");
+      throw new CommandError([file, ...args], code, why);
+    }
+  } finally {
+    await out.close();
+  }
+}
+
+async function tail(path: string, lines = 8): Promise<string> {
+  const text = await readFile(path, "utf8").catch(() => "");
+  return text.trimEnd().split("\n").slice(-lines).join("\n");
+}

@@ -1,0 +1,185 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer, type Server } from "node:http";
+import { createNetworkManager, type SandboxNetwork } from "../../src/network/network-manager.js";
+import { command } from "../../src/runtime/command.js";
+import { FakeOutside } from "./support/fake-outside.js";
+import { getJson, httpGet, waitFor } from "./support/http.js";
+import { ENVD_PORT, FIXTURES } from "./support/sandbox-harness.js";
+
+// The network layer without containers: plain processes in the sandbox netns stand in for
+// sandboxes (the stand-in envd's /sh runs curl from inside). Needs root, iproute2 and nftables.
+
+const PREFIX = "xn";
+const network = createNetworkManager({ prefix: PREFIX, cidr: "10.252.0.0/16" });
+const outside = new FakeOutside(PREFIX, "10.253.255.0");
+const HOST_SERVICE_PORT = 18_081;
+const servers: ChildProcess[] = [];
+let hostService: Server;
+
+interface ShResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the stand-in envd inside a netns, as if it were that sandbox's envd. */
+async function serveIn(net: SandboxNetwork): Promise<void> {
+  const child = spawn("ip", ["netns", "exec", net.netns, process.execPath, `${FIXTURES}/stand-in-envd.cjs`], {
+    stdio: "ignore",
+  });
+  servers.push(child);
+  await waitFor(() => httpGet(`http://${net.sandboxIp}:${ENVD_PORT}/health`, 500), 5000);
+}
+
+function curlFrom(net: SandboxNetwork, url: string): Promise<ShResult> {
+  const q = new URLSearchParams({ cmd: `curl -sS -m 3 ${url}` });
+  return getJson<ShResult>(`http://${net.sandboxIp}:${ENVD_PORT}/sh?${q}`, 10_000);
+}
+
+beforeAll(async () => {
+  await network.sweep();
+  await network.init();
+  await outside.start();
+  hostService = createServer((_req, res) => res.end("host service")).listen(HOST_SERVICE_PORT, "0.0.0.0");
+}, 30_000);
+
+afterAll(async () => {
+  for (const s of servers) s.kill("SIGKILL");
+  hostService?.close();
+  await outside.stop();
+  await network.sweep();
+}, 30_000);
+
+describe("sandbox networks", () => {
+  let a: SandboxNetwork;
+  let b: SandboxNetwork;
+
+  beforeAll(async () => {
+    a = await network.create("net-a", { internet: false });
+    b = await network.create("net-b", { internet: true });
+    await serveIn(a);
+    await serveIn(b);
+  }, 30_000);
+
+  afterAll(async () => {
+    for (const s of servers.splice(0)) s.kill("SIGKILL");
+    await network.destroy("net-a");
+    await network.destroy("net-b");
+  });
+
+  test("each sandbox gets its own /30 with the host at .1", () => {
+    expect([a.hostIp, a.sandboxIp, b.hostIp, b.sandboxIp]).toEqual([
+      "10.252.0.1",
+      "10.252.0.2",
+      "10.252.0.5",
+      "10.252.0.6",
+    ]);
+    expect(a.netns).toBe("xn-net-a");
+    expect(a.hostIf).toBe("xnh0");
+  });
+
+  test("the host reaches a port inside a sandbox", async () => {
+    expect((await httpGet(`http://${a.sandboxIp}:${ENVD_PORT}/health`)).status).toBe(200);
+  });
+
+  test("a sandbox is refused the host's own services", async () => {
+    expect((await httpGet(`http://127.0.0.1:${HOST_SERVICE_PORT}/`)).body).toBe("host service");
+    const r = await curlFrom(a, `http://${a.hostIp}:${HOST_SERVICE_PORT}/`);
+    expect(r).toMatchObject({ code: 7, stdout: "" });
+    const viaOther = await curlFrom(a, `http://${b.hostIp}:${HOST_SERVICE_PORT}/`);
+    expect(viaOther).toMatchObject({ code: 7, stdout: "" });
+  }, 30_000);
+
+  test("a sandbox is refused another sandbox, whatever its internet setting", async () => {
+    expect(await curlFrom(a, `http://${b.sandboxIp}:${ENVD_PORT}/health`)).toMatchObject({
+      code: 7,
+      stdout: "",
+    });
+    expect(await curlFrom(b, `http://${a.sandboxIp}:${ENVD_PORT}/health`)).toMatchObject({
+      code: 7,
+      stdout: "",
+    });
+  }, 30_000);
+
+  test("internet is off by default, on is masqueraded, and it toggles live", async () => {
+    expect(await network.internetAllowed(a)).toBe(false);
+    expect(await curlFrom(a, outside.url)).toMatchObject({ code: 7 });
+    expect(await curlFrom(b, outside.url)).toMatchObject({
+      code: 0,
+      stdout: `outside saw ${outside.hostIp}`,
+    });
+
+    await network.setInternet(a, true);
+    await network.setInternet(a, true);
+    expect(await curlFrom(a, outside.url)).toMatchObject({
+      code: 0,
+      stdout: `outside saw ${outside.hostIp}`,
+    });
+    await network.setInternet(a, false);
+    await network.setInternet(a, false);
+    expect(await curlFrom(a, outside.url)).toMatchObject({ code: 7 });
+  }, 30_000);
+
+  test("a restarted manager reads the allocation back from the kernel", async () => {
+    const again = createNetworkManager({ prefix: PREFIX, cidr: "10.252.0.0/16" });
+    const nets = await again.list();
+    expect(nets.map((n) => [n.id, n.slot]).sort()).toEqual([
+      ["net-a", 0],
+      ["net-b", 1],
+    ]);
+    expect(await again.get("net-b")).toEqual(b);
+    expect(await again.internetAllowed(b)).toBe(true);
+  });
+
+  test("prepare restores addresses a runtime took away", async () => {
+    await command("ip", ["-n", a.netns, "addr", "flush", "dev", "eth0"]);
+    await expect(httpGet(`http://${a.sandboxIp}:${ENVD_PORT}/health`, 500)).rejects.toThrow();
+    await network.prepare(a);
+    await network.prepare(a);
+    expect((await httpGet(`http://${a.sandboxIp}:${ENVD_PORT}/health`)).status).toBe(200);
+  });
+
+  test("destroy removes netns, veth and rule, and the slot is reused", async () => {
+    const c = await network.create("net-c", { internet: true });
+    expect(c.slot).toBe(2);
+    await network.destroy("net-c");
+    await network.destroy("net-c");
+    expect(await network.get("net-c")).toBeUndefined();
+    expect((await command("ip", ["netns", "list"])).includes("xn-net-c")).toBe(false);
+    expect((await network.firewall.internetAllowed()).some((e) => e.hostIf === c.hostIf)).toBe(false);
+    const d = await network.create("net-d", { internet: false });
+    expect(d.slot).toBe(2);
+    await network.destroy("net-d");
+  });
+
+  test("ids that cannot name a netns are refused", async () => {
+    await expect(network.create("../evil", { internet: false })).rejects.toThrow(/invalid sandbox id/);
+  });
+});
+
+describe("sweep", () => {
+  test("removes leftovers by prefix, keeps what it is told to, and leaves nothing else", async () => {
+    await network.init();
+    const keep = await network.create("keep-me", { internet: true });
+    await network.create("gone", { internet: true });
+    // half-made leftovers: a netns without a veth and a veth without an alias
+    await command("ip", ["netns", "add", `${PREFIX}-orphan`]);
+    await command("ip", ["link", "add", `${PREFIX}h999`, "type", "veth", "peer", "name", `${PREFIX}p999`]);
+
+    const removed = await network.sweep(new Set(["keep-me"]));
+    expect(removed.netns.sort()).toEqual([`${PREFIX}-gone`, `${PREFIX}-orphan`]);
+    expect(removed.links.sort()).toEqual([`${PREFIX}h1`, `${PREFIX}h999`]);
+    expect((await network.list()).map((n) => n.id)).toEqual(["keep-me"]);
+    expect(await network.firewall.internetAllowed()).toEqual([
+      { hostIf: keep.hostIf, sandboxIp: keep.sandboxIp },
+    ]);
+
+    await network.sweep();
+    expect(await network.list()).toEqual([]);
+    expect(await network.firewall.describe()).toBeNull();
+    const netns = await command("ip", ["netns", "list"]);
+    expect(netns.split("\n").filter((l) => l.startsWith(`${PREFIX}-`))).toEqual([]);
+    const links = JSON.parse(await command("ip", ["-j", "link", "show"])) as Array<{ ifname: string }>;
+    expect(links.filter((l) => /^xn(h|p)\d/.test(l.ifname))).toEqual([]);
+  }, 30_000);
+});
