@@ -1,4 +1,4 @@
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 import type { NetworkManager, SandboxNetwork } from "../network/network-manager.js";
@@ -94,6 +94,7 @@ export class SandboxHost {
       ...(spec.defaultWorkdir ? [`ENVD_DEFAULT_WORKDIR=${spec.defaultWorkdir}`] : []),
     ];
     const ref = await this.ref(spec.id);
+    const binds = spec.runtime === "runsc" ? await this.gvisorCompat(p) : [];
     await writeBundle(p.bundle, {
         rootfs: p.rootfs,
         args: [AGENT_NODE, path.join(AGENT_ENVD_DIR, "envd.cjs")],
@@ -103,8 +104,21 @@ export class SandboxHost {
         cpuCount: spec.cpuCount,
         memoryMB: spec.memoryMB,
         envdDir: this.o.envdDir,
+        binds,
     });
     return p;
+  }
+
+  /**
+   * The gVisor release Debian ships rejects a statx() flag that `ls -l` uses; a preloaded shim
+   * from envd's bundle retries without it. The template's own preload list is kept.
+   */
+  private async gvisorCompat(p: SandboxPaths): Promise<{ source: string; destination: string; readonly: boolean }[]> {
+    const own = await readFile(path.join(p.rootfs, "etc", "ld.so.preload"), "utf8").catch(() => "");
+    const preload = path.join(p.bundle, "ld.so.preload");
+    await mkdir(p.bundle, { recursive: true });
+    await writeFile(preload, `${path.join(AGENT_ENVD_DIR, "compat", "libx-statx-compat.so")}\n${own}`);
+    return [{ source: preload, destination: "/etc/ld.so.preload", readonly: true }];
   }
 
   /** Boots the sandbox from its files and waits until envd answers. Returns its address. */
@@ -177,6 +191,12 @@ export class SandboxHost {
     await unmountOverlay(this.paths(spec.id).rootfs);
     await this.o.network.destroy(spec.id);
     await rm(this.paths(spec.id).dir, { recursive: true, force: true });
+  }
+
+  /** Turns outbound internet on or off for a sandbox that has a network (running or frozen). */
+  async setInternet(id: string, allowed: boolean): Promise<void> {
+    const net = await this.o.network.get(id);
+    if (net) await this.o.network.setInternet(net, allowed);
   }
 
   async address(id: string): Promise<string | undefined> {

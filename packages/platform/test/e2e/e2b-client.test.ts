@@ -34,6 +34,8 @@ describe.each(["runc", "runsc"] as const)("public e2b client on %s", (runtime) =
       const entries = await sandbox.files.list("/home/user/notes");
       expect(entries.map((e) => e.name)).toEqual(["a.txt"]);
       expect((await sandbox.commands.run("cat /home/user/notes/a.txt")).stdout).toBe("written through the proxy");
+      // `ls -l` needs statx(AT_NO_AUTOMOUNT), which this gVisor lacks without the preloaded shim.
+      expect((await sandbox.commands.run("ls -l /home/user/notes")).stdout).toMatch(/-rw-r--r-- 1 user user\s+25 .* a\.txt/);
 
       const listed = await Sandbox.list({ query: { metadata: { suite: "e2e" } } }).nextItems();
       expect(listed.map((s) => s.sandboxId)).toContain(sandbox.sandboxId);
