@@ -1,6 +1,6 @@
 // Bundles envd into one CommonJS file that a plain `node` starts fast, next to the native
 // addons it loads at run time (node-pty, and envd's own inotify binding).
-import { cp, mkdir, rm } from "node:fs/promises";
+import { access, cp, mkdir, readdir, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -34,3 +34,19 @@ await mkdir(ptyOut, { recursive: true });
 for (const entry of ["package.json", "lib", "build/Release/pty.node"]) {
   await cp(path.join(ptyDir, entry), path.join(ptyOut, entry), { recursive: true });
 }
+
+// envd's own addons (inotify and xattr; copy_file_range), built by
+// `node-gyp rebuild --directory native` at install; src/** loads them from `native/` beside the bundle.
+const built = path.join(root, "native", "build", "Release");
+await access(path.join(built, "envd_native.node")).catch(() => {
+  throw new Error(
+    `${built} has no addons: run \`pnpm install\` (or \`node-gyp rebuild --directory native\`) in packages/envd`,
+  );
+});
+await mkdir(path.join(out, "native"), { recursive: true });
+for (const file of await readdir(built)) {
+  if (file.endsWith(".node")) await cp(path.join(built, file), path.join(out, "native", file));
+}
+
+// libc shims preloaded into gVisor sandboxes (see native/statx-compat.c).
+await cp(path.join(root, "native", "build", "compat"), path.join(out, "compat"), { recursive: true });

@@ -28,7 +28,7 @@ const connectCodes: Record<string, Code> = {
 export function fsConnectError(err: unknown, action: string, path: string): ConnectError {
   if (err instanceof ConnectError) return err;
   const errno = errnoOf(err);
-  const code = (errno && connectCodes[errno]) ?? Code.Internal;
+  const code = (errno ? connectCodes[errno] : undefined) ?? Code.Internal;
   const reason = describeErrno(errno) ?? (err instanceof Error ? err.message : String(err));
   return new ConnectError(`${action} ${path}: ${reason}`, code, undefined, undefined, err);
 }

@@ -1,0 +1,94 @@
+import type { BigIntStats } from "node:fs";
+import { lstat, readlink, realpath } from "node:fs/promises";
+import path from "node:path";
+import { create } from "@bufbuild/protobuf";
+import { TimestampSchema } from "@bufbuild/protobuf/wkt";
+import { type EntryInfo, EntryInfoSchema, FileType } from "@x/envd-client";
+import type { EnvdContext } from "../context.js";
+import { readMetadata } from "./metadata.js";
+
+const S_IFMT = 0o170000;
+const S_IFDIR = 0o040000;
+const S_IFREG = 0o100000;
+const S_IFLNK = 0o120000;
+
+const TYPE_LETTERS: Record<number, string> = {
+  [S_IFDIR]: "d",
+  [S_IFLNK]: "l",
+  [S_IFREG]: "-",
+  4802: "c",
+  14406: "b",
+  2401: "p",
+  26411: "s",
+};
+
+export function fileTypeOf(mode: number): FileType {
+  switch (mode & S_IFMT) {
+    case S_IFREG:
+      return FileType.FILE;
+    case S_IFDIR:
+      return FileType.DIRECTORY;
+    case S_IFLNK:
+      return FileType.SYMLINK;
+    default:
+      return FileType.UNSPECIFIED;
+  }
+}
+
+/** `ls -l` style permissions, for example `-rw-r--r--`, `drwxrwxrwt`, `-rwsr-xr-x`. */
+export function permissionString(mode: number): string {
+  const triple = (shift: number, special: number, letter: string) => {
+    const bits = (mode >> shift) & 7;
+    const x = bits & 1;
+    const exec = mode & special ? (x ? letter : letter.toUpperCase()) : x ? "x" : "-";
+    return `${bits & 4 ? "r" : "-"}${bits & 2 ? "w" : "-"}${exec}`;
+  };
+  return (
+    (TYPE_LETTERS[mode & S_IFMT] ?? "?") +
+    triple(6, 0o4000, "s") +
+    triple(3, 0o2000, "s") +
+    triple(0, 0o1000, "t")
+  );
+}
+
+/** Where a symlink finally points: fully resolved, or its literal target made absolute when dangling. */
+async function symlinkTarget(absPath: string): Promise<string> {
+  try {
+    return await realpath(absPath);
+  } catch {
+    return path.resolve(path.dirname(absPath), await readlink(absPath));
+  }
+}
+
+/** Describes `absPath` itself (a final symlink is not followed). Throws the fs error when missing. */
+export async function entryInfo(ctx: EnvdContext, absPath: string): Promise<EntryInfo> {
+  const st: BigIntStats = await lstat(absPath, { bigint: true });
+  return entryFromStats(ctx, absPath, st);
+}
+
+export async function entryFromStats(ctx: EnvdContext, absPath: string, st: BigIntStats): Promise<EntryInfo> {
+  const mode = Number(st.mode);
+  const type = fileTypeOf(mode);
+  const [owner, group, metadata, target] = await Promise.all([
+    ctx.names.user(Number(st.uid)),
+    ctx.names.group(Number(st.gid)),
+    readMetadata(absPath).catch(() => ({})),
+    type === FileType.SYMLINK ? symlinkTarget(absPath).catch(() => undefined) : undefined,
+  ]);
+  return create(EntryInfoSchema, {
+    name: path.basename(absPath) || "/",
+    type,
+    path: absPath,
+    size: st.size,
+    mode,
+    permissions: permissionString(mode),
+    owner,
+    group,
+    modifiedTime: create(TimestampSchema, {
+      seconds: st.mtimeNs / 1_000_000_000n,
+      nanos: Number(st.mtimeNs % 1_000_000_000n),
+    }),
+    symlinkTarget: target,
+    metadata,
+  });
+}

@@ -1,0 +1,162 @@
+import { randomBytes } from "node:crypto";
+import type { Stats } from "node:fs";
+import { chown, type FileHandle, mkdir, open, realpath, rename, stat, unlink } from "node:fs/promises";
+import path from "node:path";
+import type { Readable } from "node:stream";
+import { errnoOf } from "../errors.js";
+import { writeMetadata } from "../filesystem/metadata.js";
+import type { User } from "../users.js";
+import { isGzipError } from "./body.js";
+import { fsHttpError, HttpError } from "./respond.js";
+
+/** Creates `dir` and missing parents; the ones created here are given to `user`. */
+export async function ensureDir(dir: string, user: User): Promise<void> {
+  let first: string | undefined;
+  try {
+    first = await mkdir(dir, { recursive: true });
+  } catch (err) {
+    const errno = errnoOf(err);
+    if (errno === "EEXIST" || errno === "ENOTDIR") {
+      throw new HttpError(400, `cannot create directory '${dir}': a path component is not a directory`, {
+        cause: err,
+      });
+    }
+    throw fsHttpError(err, "create directory", dir);
+  }
+  if (!first) return;
+  for (let d = dir; ; d = path.dirname(d)) {
+    await chown(d, user.uid, user.gid);
+    if (d === first || d === path.dirname(d)) break;
+  }
+}
+
+/** A hidden sibling of `file` (same directory, so renaming onto `file` is atomic). */
+export function tempSibling(file: string, purpose: string): string {
+  return path.join(path.dirname(file), `.envd-${purpose}-${randomBytes(6).toString("hex")}`);
+}
+
+/** Stats of an existing destination, undefined when there is none; a directory is refused. */
+export async function existingFile(file: string): Promise<Stats | undefined> {
+  let st: Stats;
+  try {
+    st = await stat(file);
+  } catch (err) {
+    if (errnoOf(err) === "ENOENT") return undefined;
+    throw fsHttpError(err, "stat", file);
+  }
+  if (st.isDirectory()) throw new HttpError(400, `path '${file}' is a directory`);
+  return st;
+}
+
+async function writeAll(handle: FileHandle, chunk: Buffer): Promise<void> {
+  for (let offset = 0; offset < chunk.length; ) {
+    const { bytesWritten } = await handle.write(chunk, offset);
+    offset += bytesWritten;
+  }
+}
+
+/** A failure of the incoming body (bad gzip, client gone) rather than of the disk. */
+class SourceError extends Error {}
+
+async function copyStream(source: Readable, handle: FileHandle): Promise<number> {
+  let size = 0;
+  // Leave the source intact on failure, for the caller to drain: busboy stalls if one of
+  // its part streams is destroyed.
+  const chunks = source.iterator({ destroyOnReturn: false }) as AsyncIterator<Buffer>;
+  try {
+    for (;;) {
+      let next: IteratorResult<Buffer>;
+      try {
+        next = await chunks.next();
+      } catch (err) {
+        throw new SourceError("request body failed", { cause: err });
+      }
+      if (next.done) return size;
+      await writeAll(handle, next.value);
+      size += next.value.length;
+    }
+  } finally {
+    // Detaches the iterator's 'readable' listener, without which resume() cannot drain.
+    await chunks.return?.();
+  }
+}
+
+function writeError(err: unknown, file: string): Error {
+  if (!(err instanceof SourceError)) return fsHttpError(err, "write", file);
+  const cause = err.cause;
+  if (isGzipError(cause))
+    return new HttpError(400, `cannot decompress the body for '${file}': invalid gzip data`, { cause });
+  return cause instanceof Error ? cause : err;
+}
+
+/**
+ * Streams `source` into `file` with `metadata` as its user metadata, the way open(2) with
+ * O_CREAT|O_TRUNC would (through symlinks, into devices), except that an existing regular
+ * file is replaced by renaming a fully written sibling over it: a failed upload never leaves
+ * it truncated. Files created or replaced here belong to `user`; a replacement keeps the
+ * old permission bits. A new file that fails midway is removed.
+ */
+export async function writeFileFromStream(
+  file: string,
+  source: Readable,
+  user: User,
+  metadata: Record<string, string>,
+): Promise<void> {
+  await ensureDir(path.dirname(file), user);
+  const existing = await existingFile(file);
+  if (existing?.isFile()) {
+    await replaceFile(await realpath(file), existing, source, user, metadata);
+    return;
+  }
+  let handle: FileHandle;
+  try {
+    handle = await open(file, "w");
+  } catch (err) {
+    throw fsHttpError(err, "open", file);
+  }
+  // What to remove on failure: the file this call created (behind a dangling symlink, too).
+  const created = existing ? undefined : await realpath(file).catch(() => file);
+  try {
+    if (created) await handle.chown(user.uid, user.gid);
+    await copyStream(source, handle);
+    if (Object.keys(metadata).length > 0) await writeMetadata(file, metadata);
+  } catch (err) {
+    if (created) await unlink(created).catch(() => undefined);
+    throw writeError(err, file);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function replaceFile(
+  file: string,
+  existing: Stats,
+  source: Readable,
+  user: User,
+  metadata: Record<string, string>,
+): Promise<void> {
+  const staging = tempSibling(file, "upload");
+  let handle: FileHandle;
+  try {
+    handle = await open(staging, "wx");
+  } catch (err) {
+    throw fsHttpError(err, "write", file);
+  }
+  try {
+    await handle.chown(user.uid, user.gid);
+    // After chown, which clears set-id bits.
+    await handle.chmod(existing.mode & 0o7777);
+    const size = await copyStream(source, handle);
+    if (Object.keys(metadata).length > 0) await writeMetadata(staging, metadata);
+    await rename(staging, file);
+    // Watchers of the directory expect a write event for the file itself, as an in-place
+    // overwrite gives; the rename alone reports a move. Truncating to the same size
+    // through our descriptor raises IN_MODIFY under the new name without touching the data.
+    await handle.truncate(size).catch(() => undefined);
+  } catch (err) {
+    await unlink(staging).catch(() => undefined);
+    throw writeError(err, file);
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,114 @@
+import type { Stats } from "node:fs";
+import { type FileHandle, open, stat } from "node:fs/promises";
+import path from "node:path";
+import { pipeline } from "node:stream/promises";
+import { createGzip } from "node:zlib";
+import { headerValue } from "../auth.js";
+import type { EnvdContext } from "../context.js";
+import { resolvePath } from "../paths.js";
+import { authorizeFileRequest, requestUser } from "./access.js";
+import { fsHttpError, HttpError, type HttpRequest, type HttpResponse } from "./respond.js";
+
+type Coding = "gzip" | "identity";
+
+/**
+ * Picks the response coding from `Accept-Encoding`. gzip only when asked for explicitly
+ * (`gzip` is the only coding named, or identity is refused): fetch implementations send
+ * `gzip, deflate[, br]` on every request, and compressing every download would cost far
+ * more CPU than it saves on a sandbox's network. Identity is always acceptable unless
+ * refused with q=0; undefined means nothing acceptable (406).
+ */
+export function negotiateCoding(header: string | undefined): Coding | undefined {
+  if (!header?.trim()) return "identity";
+  const q = new Map<string, number>();
+  for (const item of header.split(",")) {
+    const [rawName, ...params] = item.split(";");
+    const name = rawName?.trim().toLowerCase();
+    if (!name) continue;
+    const qParam = params.map((p) => p.trim()).find((p) => /^q=/i.test(p));
+    const value = qParam ? Number(qParam.slice(2)) : 1;
+    q.set(name, Number.isFinite(value) ? value : 0);
+  }
+  const wildcard = q.get("*");
+  const gzipQ = q.get("gzip") ?? q.get("x-gzip") ?? wildcard ?? 0;
+  const identityQ = q.get("identity") ?? (wildcard === 0 ? 0 : 1);
+  const others = [...q.keys()].filter((name) => !["gzip", "x-gzip", "identity", "*"].includes(name));
+  const gzipRequested = (q.has("gzip") || q.has("x-gzip")) && others.length === 0;
+  if (gzipQ > 0 && (gzipRequested || identityQ === 0)) return "gzip";
+  return identityQ > 0 ? "identity" : undefined;
+}
+
+/** `attachment` with an ASCII fallback name and the exact name per RFC 6266 / 8187. */
+function contentDisposition(name: string): string {
+  const fallback = name.replace(/[^\x20-\x7e]|["\\]/g, "_");
+  const encoded = encodeURIComponent(name).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
+}
+
+async function statForRead(file: string): Promise<Stats> {
+  let st: Stats;
+  try {
+    st = await stat(file);
+  } catch (err) {
+    throw fsHttpError(err, "read", file);
+  }
+  if (st.isDirectory()) throw new HttpError(400, `path '${file}' is a directory`);
+  // Opening a FIFO would block until a writer appears; a socket cannot be opened at all.
+  if (st.isFIFO() || st.isSocket()) throw new HttpError(400, `path '${file}' is not a regular file`);
+  return st;
+}
+
+/** `GET /files`: the file's bytes, gzip-compressed when the client asks for it. */
+export async function downloadFile(
+  ctx: EnvdContext,
+  req: HttpRequest,
+  res: HttpResponse,
+  query: URLSearchParams,
+): Promise<void> {
+  authorizeFileRequest(ctx.state, req, query, "read");
+  const user = await requestUser(ctx.state, req, query.get("username"));
+  const input = query.get("path");
+  if (!input) throw new HttpError(400, "missing 'path' query parameter");
+  const file = resolvePath(input, user);
+  const st = await statForRead(file);
+  const coding = negotiateCoding(headerValue(req.headers, "accept-encoding"));
+  if (!coding) throw new HttpError(406, "no acceptable encoding; supported: identity, gzip");
+
+  let handle: FileHandle;
+  try {
+    handle = await open(file, "r");
+  } catch (err) {
+    throw fsHttpError(err, "open", file);
+  }
+  try {
+    const headers: Record<string, string | number> = {
+      "content-type": "application/octet-stream",
+      "content-disposition": contentDisposition(path.basename(file)),
+      "cache-control": "no-store",
+      vary: "Accept-Encoding",
+    };
+    if (coding === "gzip") {
+      res.writeHead(200, { ...headers, "content-encoding": "gzip" });
+      await pipeline(handle.createReadStream({ autoClose: false }), createGzip(), res);
+      return;
+    }
+    // Devices have no meaningful size: stream them until EOF without a length.
+    if (!st.isFile()) {
+      res.writeHead(200, headers);
+      await pipeline(handle.createReadStream({ autoClose: false }), res);
+      return;
+    }
+    res.writeHead(200, { ...headers, "content-length": st.size });
+    if (st.size === 0) {
+      res.end();
+      return;
+    }
+    // Bounded by the size announced in Content-Length, even if the file grows meanwhile.
+    await pipeline(handle.createReadStream({ autoClose: false, start: 0, end: st.size - 1 }), res);
+  } finally {
+    await handle.close();
+  }
+}

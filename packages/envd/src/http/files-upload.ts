@@ -1,0 +1,161 @@
+import path from "node:path";
+import type { Readable } from "node:stream";
+import type { EnvdComponents } from "@x/envd-client";
+import busboy from "busboy";
+import { headerValue } from "../auth.js";
+import type { EnvdContext } from "../context.js";
+import { resolvePath } from "../paths.js";
+import type { User } from "../users.js";
+import { authorizeFileRequest, requestUser } from "./access.js";
+import { decodedBody, drain, isGzipError, observeErrors } from "./body.js";
+import { writeFileFromStream } from "./file-writer.js";
+import { HttpError, type HttpRequest, type HttpResponse, sendJson } from "./respond.js";
+
+export type WrittenEntry = EnvdComponents["schemas"]["EntryInfo"];
+
+const METADATA_PREFIX = "x-metadata-";
+/** Limits of the public API: an xattr name is at most 255 bytes, 9 of them the namespace. */
+const METADATA_KEY_MAX = 246;
+const METADATA_TOTAL_MAX = 4096;
+const METADATA_NAMESPACE_BYTES = 9;
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/**
+ * `X-Metadata-<key>: <value>` headers as metadata: keys lowercased, the first of repeated
+ * headers wins, printable ASCII only, within the size limits (400 otherwise).
+ */
+export function metadataFromHeaders(rawHeaders: string[]): Record<string, string> {
+  // A Map, so that a key like `__proto__` is data rather than a prototype assignment.
+  const metadata = new Map<string, string>();
+  let total = 0;
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = (rawHeaders[i] ?? "").toLowerCase();
+    if (!name.startsWith(METADATA_PREFIX)) continue;
+    const key = name.slice(METADATA_PREFIX.length);
+    const value = rawHeaders[i + 1] ?? "";
+    if (metadata.has(key)) continue;
+    if (!key) throw new HttpError(400, "metadata header 'X-Metadata-' has no key");
+    if (Buffer.byteLength(key) > METADATA_KEY_MAX) {
+      throw new HttpError(400, `metadata key '${key}' is longer than ${METADATA_KEY_MAX} bytes`);
+    }
+    if (!PRINTABLE_ASCII.test(value))
+      throw new HttpError(400, `metadata value for '${key}' must be printable US-ASCII`);
+    total += METADATA_NAMESPACE_BYTES + Buffer.byteLength(key) + Buffer.byteLength(value);
+    if (total > METADATA_TOTAL_MAX)
+      throw new HttpError(400, `metadata is larger than ${METADATA_TOTAL_MAX} bytes in total`);
+    metadata.set(key, value);
+  }
+  return Object.fromEntries(metadata);
+}
+
+function entryFor(file: string, metadata: Record<string, string>): WrittenEntry {
+  return {
+    path: file,
+    name: path.basename(file),
+    type: "file",
+    ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
+  };
+}
+
+interface UploadTarget {
+  user: User;
+  /** The `path` query: where a single file goes; undefined means "each part's filename". */
+  path: string | undefined;
+  metadata: Record<string, string>;
+}
+
+/** The body is one file, written to `path`. */
+async function uploadRaw(body: Readable, target: UploadTarget): Promise<WrittenEntry[]> {
+  if (!target.path)
+    throw new HttpError(400, "missing 'path' query parameter for an application/octet-stream upload");
+  const file = resolvePath(target.path, target.user);
+  await writeFileFromStream(file, body, target.user, target.metadata);
+  return [entryFor(file, target.metadata)];
+}
+
+/** Parts named `file`, written one after the other as busboy streams them (never buffered whole). */
+function uploadMultipart(req: HttpRequest, body: Readable, target: UploadTarget): Promise<WrittenEntry[]> {
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      // preservePath: the filename is the destination path; utf8: FormData sends raw UTF-8 names.
+      parser = busboy({ headers: req.headers, preservePath: true, defParamCharset: "utf8" });
+    } catch (err) {
+      reject(new HttpError(400, `invalid multipart request: ${(err as Error).message}`));
+      return;
+    }
+    const written: WrittenEntry[] = [];
+    let failure: unknown;
+    let queue = Promise.resolve();
+    const fail = (err: unknown) => {
+      failure ??= err;
+    };
+
+    parser.on("file", (field, stream, info) => {
+      observeErrors(stream);
+      queue = queue.then(async () => {
+        if (field !== "file" || failure !== undefined) {
+          stream.resume();
+          return;
+        }
+        try {
+          const name = target.path ?? info.filename;
+          if (!name) throw new HttpError(400, "a 'file' part has no filename and the query has no 'path'");
+          const file = resolvePath(name, target.user);
+          if (written.some((entry) => entry.path === file)) {
+            throw new HttpError(
+              400,
+              `more than one part is written to '${file}'; only one file per path in an upload`,
+            );
+          }
+          await writeFileFromStream(file, stream, target.user, target.metadata);
+          written.push(entryFor(file, target.metadata));
+        } catch (err) {
+          fail(err);
+          stream.resume();
+        }
+      });
+    });
+    parser.on("error", (err) => {
+      fail(
+        isGzipError(err)
+          ? new HttpError(400, "cannot decompress the body: invalid gzip data")
+          : new HttpError(400, `invalid multipart body: ${(err as Error).message}`),
+      );
+      queue.then(() => reject(failure));
+    });
+    parser.on("close", () => {
+      queue.then(() => {
+        if (failure !== undefined) reject(failure);
+        else if (written.length === 0) reject(new HttpError(400, "the multipart body has no 'file' part"));
+        else resolve(written);
+      });
+    });
+    body.on("error", (err) => parser.destroy(err));
+    body.pipe(parser);
+  });
+}
+
+/** `POST /files`: multipart/form-data (one or many parts) or a raw body, optionally gzip. */
+export async function uploadFiles(
+  ctx: EnvdContext,
+  req: HttpRequest,
+  res: HttpResponse,
+  query: URLSearchParams,
+): Promise<void> {
+  try {
+    authorizeFileRequest(ctx.state, req, query, "write");
+    const user = await requestUser(ctx.state, req, query.get("username"));
+    const metadata = metadataFromHeaders(req.rawHeaders);
+    const target: UploadTarget = { user, path: query.get("path") || undefined, metadata };
+    const body = decodedBody(req);
+    const contentType = headerValue(req.headers, "content-type") ?? "";
+    const entries = /^multipart\/form-data/i.test(contentType)
+      ? await uploadMultipart(req, body, target)
+      : await uploadRaw(body, target);
+    sendJson(res, 200, entries);
+  } catch (err) {
+    drain(req);
+    throw err;
+  }
+}
