@@ -1,6 +1,6 @@
 // Bundles envd into one CommonJS file that a plain `node` starts fast, next to the native
 // addons it loads at run time (node-pty, and envd's own inotify binding).
-import { access, cp, mkdir, readdir, rm } from "node:fs/promises";
+import { access, cp, mkdir, readdir, rename, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,7 +8,10 @@ import { build } from "esbuild";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "..");
-const out = path.join(root, "dist", "bundle");
+const final = path.join(root, "dist", "bundle");
+// Built beside the final place and swapped in at the end, so a process starting envd from
+// dist/bundle (a test, a platform) never sees a half-written bundle.
+const out = `${final}.tmp-${process.pid}`;
 const require = createRequire(import.meta.url);
 
 await rm(out, { recursive: true, force: true });
@@ -50,3 +53,8 @@ for (const file of await readdir(built)) {
 
 // libc shims preloaded into gVisor sandboxes (see native/statx-compat.c).
 await cp(path.join(root, "native", "build", "compat"), path.join(out, "compat"), { recursive: true });
+
+const old = `${final}.old-${process.pid}`;
+await rename(final, old).catch(() => undefined);
+await rename(out, final);
+await rm(old, { recursive: true, force: true });

@@ -109,25 +109,25 @@ async function expectEvents(c: Collected, expected: string[]): Promise<void> {
   );
 }
 
-/** inotify instances envd holds and the watches on them, from /proc. */
+/** inotify instances envd holds and the watches on them, from /proc (fds may close while we look). */
 function inotifyUsage(): { instances: number; watches: number } {
   const pid = envd.child.pid;
   let instances = 0;
   let watches = 0;
   for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    let link: string;
     try {
-      link = readlinkSync(`/proc/${pid}/fd/${fd}`);
-    } catch {
-      continue;
-    }
-    if (link !== "anon_inode:inotify") continue;
-    instances++;
-    watches += readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8")
-      .split("\n")
-      .filter((line) => line.startsWith("inotify wd:")).length;
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`) !== "anon_inode:inotify") continue;
+      const info = readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8");
+      instances++;
+      watches += info.split("\n").filter((line) => line.startsWith("inotify wd:")).length;
+    } catch {}
   }
   return { instances, watches };
+}
+
+/** Waits until envd holds no inotify instance: earlier streams are closed server-side a little later. */
+async function noWatches(): Promise<void> {
+  await until(() => inotifyUsage().instances === 0, "envd to release every inotify watch");
 }
 
 describe("Stat", () => {
@@ -145,12 +145,12 @@ describe("Stat", () => {
       type: FileType.FILE,
       path: file,
       size: 11n,
-      mode: Number(st.mode),
+      mode: Number(st.mode) & 0o777,
       permissions: "-rw-r--r--",
       owner: "root",
       group: "root",
     });
-    expect(entry?.mode).toBe(0o100644);
+    expect(entry?.mode).toBe(0o644);
     expect(entry?.symlinkTarget).toBeUndefined();
     expect(entry?.modifiedTime?.seconds).toBe(st.mtimeNs / 1_000_000_000n);
     expect(entry?.modifiedTime?.nanos).toBe(Number(st.mtimeNs % 1_000_000_000n));
@@ -395,12 +395,12 @@ describe("Remove", () => {
 });
 
 describe("metadata as extended attributes", () => {
-  test("user.x.* attributes round-trip and show up in entries", async () => {
+  test("user.e2b.* attributes round-trip and show up in entries", async () => {
     const dir = fresh();
     const file = path.join(dir, "meta");
     writeFileSync(file, "x");
     await writeMetadata(file, { a: "1", "b-key": "two words" });
-    expect(getXattr(file, "user.x.a")?.toString()).toBe("1");
+    expect(getXattr(file, "user.e2b.a")?.toString()).toBe("1");
     expect(await readMetadata(file)).toEqual({ a: "1", "b-key": "two words" });
     setXattr(file, "user.unrelated", "ignored");
     expect((await fs().stat({ path: file })).entry?.metadata).toEqual({ a: "1", "b-key": "two words" });
@@ -408,7 +408,7 @@ describe("metadata as extended attributes", () => {
     await writeMetadata(file, { a: "changed" });
     expect(await readMetadata(file)).toEqual({ a: "changed" });
     expect(getXattr(file, "user.unrelated")?.toString()).toBe("ignored");
-    expect(getXattr(file, "user.x.b-key")).toBeUndefined();
+    expect(getXattr(file, "user.e2b.b-key")).toBeUndefined();
 
     const listed = (await fs().listDir({ path: dir, depth: 1 })).entries;
     expect(listed[0]?.metadata).toEqual({ a: "changed" });
@@ -416,7 +416,7 @@ describe("metadata as extended attributes", () => {
 
   test("errors name the path and carry the errno", async () => {
     const missing = path.join(root, "no-such-file");
-    expect(() => getXattr(missing, "user.x.a")).toThrow(expect.objectContaining({ code: "ENOENT" }));
+    expect(() => getXattr(missing, "user.e2b.a")).toThrow(expect.objectContaining({ code: "ENOENT" }));
     await expect(readMetadata(missing)).rejects.toThrow(missing);
   });
 });
@@ -534,26 +534,25 @@ describe("WatchDir", () => {
   });
 
   test("cancelling the stream releases its inotify watches", async () => {
-    const before = inotifyUsage();
+    await noWatches();
     const dir = fresh();
     mkdirSync(path.join(dir, "a", "b"), { recursive: true });
     const abort = new AbortController();
     const c = collect(fs().watchDir({ path: dir, recursive: true }, { signal: abort.signal }));
     await started(c);
-    expect(inotifyUsage().watches).toBe(before.watches + 3);
+    expect(inotifyUsage()).toEqual({ instances: 1, watches: 3 });
     abort.abort();
     await c.finished;
-    await until(() => inotifyUsage().watches === before.watches, "watches to be released");
-    expect(inotifyUsage().instances).toBe(before.instances);
+    await noWatches();
   });
 
   test("Connect-Timeout-Ms ends the stream with DeadlineExceeded and releases watches", async () => {
-    const before = inotifyUsage();
+    await noWatches();
     const c = collect(fs().watchDir({ path: fresh() }, { timeoutMs: 800 }));
     await started(c);
     await c.finished;
     expect(c.state.error?.code).toBe(Code.DeadlineExceeded);
-    await until(() => inotifyUsage().watches === before.watches, "watches to be released");
+    await noWatches();
   });
 
   test("the stream ends with NotFound when the watched directory is removed", async () => {
@@ -575,12 +574,12 @@ describe("WatchDir", () => {
 
 describe("polling watcher", () => {
   test("buffers events until fetched, clears them, and is removed with its watches", async () => {
-    const before = inotifyUsage();
+    await noWatches();
     const dir = fresh();
     mkdirSync(path.join(dir, "sub"));
     const { watcherId } = await fs().createWatcher({ path: dir, recursive: true, includeEntry: true });
     expect(watcherId).toMatch(/\S/);
-    expect(inotifyUsage().watches).toBe(before.watches + 2);
+    expect(inotifyUsage()).toEqual({ instances: 1, watches: 2 });
 
     const file = path.join(dir, "sub", "p.txt");
     writeFileSync(file, "x");
@@ -600,7 +599,8 @@ describe("polling watcher", () => {
     expect((await fs().getWatcherEvents({ watcherId })).events).toEqual([]);
 
     await fs().removeWatcher({ watcherId });
-    expect(inotifyUsage().watches).toBe(before.watches);
+    expect(inotifyUsage().watches).toBe(0);
+    await noWatches();
     await expectCode(fs().getWatcherEvents({ watcherId }), Code.NotFound, watcherId);
     await expectCode(fs().removeWatcher({ watcherId }), Code.NotFound, watcherId);
   });

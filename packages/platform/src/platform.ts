@@ -2,20 +2,31 @@ import { mkdir } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 import { openapiDocument } from "@x/platform-client";
+import { createAuthenticator } from "./api/authenticate.js";
 import { createApiHandler, type Handler } from "./api/server.js";
 import { OpenApiRouter } from "./api/openapi.js";
 import { keyRoutes } from "./api/routes/keys.js";
+import { sandboxLogsRoutes } from "./api/routes/sandbox-logs.js";
+import { sandboxMetricsRoutes } from "./api/routes/sandbox-metrics.js";
 import { sandboxRoutes } from "./api/routes/sandboxes.js";
+import { snapshotRoutes } from "./api/routes/snapshots.js";
+import { templateRoutes } from "./api/routes/templates.js";
 import { type PlatformConfig } from "./config.js";
 import { createLogger } from "./log.js";
 import { createNetworkManager } from "./network/network-manager.js";
+import { withMetricsEndpoint } from "./observability/metrics-endpoint.js";
+import { createPlatformMetrics } from "./observability/platform-metrics.js";
 import { createProxyServer, type ProxyServer } from "./proxy/index.js";
+import { installEnvd } from "./orchestrator/envd-install.js";
 import { Orchestrator } from "./orchestrator/orchestrator.js";
+import { MetricsSampler } from "./orchestrator/metrics.js";
 import { SandboxHost } from "./orchestrator/sandbox-host.js";
 import type { ContainerRuntime, RuntimeName } from "./runtime/container-runtime.js";
 import { createRuntime } from "./runtime/create-runtime.js";
 import { openStore, type Store, type Team } from "./store/index.js";
-import { ensureBaseTemplate, SYSTEM_NAMESPACE } from "./templates/base-template.js";
+import { defaultTeam, userTeams } from "./teams.js";
+import { ensureBaseTemplate } from "./templates/base-template.js";
+import { createBuildService } from "./templates/build-service.js";
 
 /** envd version every sandbox reports; the public client needs at least 0.6.4 for all features. */
 export const ENVD_VERSION = "0.6.4";
@@ -75,7 +86,8 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
   if (!runtimes.has(defaultRuntime)) throw new Error(`default runtime ${defaultRuntime} is not installed`);
 
   const network = createNetworkManager({ prefix: config.networkPrefix, cidr: config.networkCidr });
-  const host = new SandboxHost({ dataDir: config.dataDir, runtimes, network, envdDir: config.envdDir, log });
+  const envdDir = await installEnvd(config.envdDir, config.dataDir);
+  const host = new SandboxHost({ dataDir: config.dataDir, runtimes, network, envdDir, log });
   let proxy: ProxyServer | undefined;
   const orchestrator = new Orchestrator({
     store,
@@ -100,12 +112,17 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
     onProgress: (p) => log("info", "building the base template", { phase: p.phase, line: p.line }),
   });
 
+  const builds = await createBuildService({ store, host, runtime: defaultRuntime, dataDir: config.dataDir, log });
+
   let firstApiKey: string | undefined;
-  const userTeams = async () => (await store.teams.listTeams()).filter((t) => t.namespace !== SYSTEM_NAMESPACE);
-  if ((await userTeams()).length === 0) {
+  if ((await userTeams(store)).length === 0) {
     const team = await store.teams.createTeam("Default team", "default");
     firstApiKey = (await store.teams.createKey(team.id, "first key")).key;
   }
+
+  const sampler = new MetricsSampler({ store, paths: (id) => host.paths(id), log });
+  sampler.start();
+  const metrics = createPlatformMetrics({ store, proxy: () => proxy?.metrics });
 
   const router = new OpenApiRouter(openapiDocument);
   const handlers: Record<string, Handler> = {
@@ -119,15 +136,33 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
       maxSandboxesPerTeam: config.maxSandboxesPerTeam,
       maxTimeoutSeconds: config.maxTimeoutSeconds,
       availableRuntimes: [...runtimes.keys()],
+      observeCreate: metrics.observeSandboxCreate,
+    }),
+    ...sandboxMetricsRoutes({ store, sampler }),
+    ...sandboxLogsRoutes({ store, consoleLog: (id) => host.paths(id).consoleLog }),
+    ...templateRoutes({ ...builds, store, envdVersion: ENVD_VERSION, diskSizeMB: config.diskSizeMB }),
+    ...snapshotRoutes({
+      store,
+      orchestrator,
+      layers: builds.layers,
+      domain: config.domain,
+      envdVersion: ENVD_VERSION,
+      maxSandboxesPerTeam: config.maxSandboxesPerTeam,
+      maxTimeoutSeconds: config.maxTimeoutSeconds,
     }),
   };
   const api = http.createServer(
-    createApiHandler({
-      router,
-      handlers,
-      authenticate: async (key) => (await store.teams.teamForKey(key))?.team,
-      log,
-    }),
+    withMetricsEndpoint(
+      metrics.registry,
+      createApiHandler({
+        router,
+        handlers,
+        authenticate: createAuthenticator(store, log),
+        log,
+        observe: metrics.observeApiRequest,
+      }),
+      (err) => log("error", "metrics collection failed", { err: String(err) }),
+    ),
   );
   api.keepAliveTimeout = 65_000;
   const apiPort = await listen(api, config.apiPort, config.host);
@@ -154,14 +189,12 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
     apiPort,
     proxyPort: proxy.port,
     firstApiKey,
-    defaultTeam: async () => {
-      const [team] = await userTeams();
-      if (!team) throw new Error("no team: start the platform once to create the first one");
-      return team;
-    },
+    defaultTeam: () => defaultTeam(store),
     close: async (opts = {}) => {
       await Promise.all([new Promise<void>((resolve) => api.close(() => resolve())), proxy?.close()]);
       api.closeAllConnections();
+      await sampler.stop();
+      await builds.builder.close();
       if (opts.destroy) {
         for (const row of await store.sandboxes.live()) {
           await orchestrator.kill(row.id).catch((err) => log("warn", "kill on close failed", { id: row.id, err: String(err) }));

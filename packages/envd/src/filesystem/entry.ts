@@ -80,7 +80,8 @@ export async function entryFromStats(ctx: EnvdContext, absPath: string, st: BigI
     type,
     path: absPath,
     size: st.size,
-    mode,
+    // Permission bits only, as e2b's envd reports them (Go's FileMode.Perm()); the type is in `type`.
+    mode: mode & 0o777,
     permissions: permissionString(mode),
     owner,
     group,

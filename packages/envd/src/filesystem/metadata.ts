@@ -1,8 +1,11 @@
 import { errnoOf } from "../errors.js";
 import { getXattr, listXattrs, removeXattr, setXattr } from "../native/xattr.js";
 
-/** User metadata lives in extended attributes `user.x.<key>`, so it follows the file on rename. */
-const PREFIX = "user.x.";
+/**
+ * User metadata lives in extended attributes `user.e2b.<key>`, the namespace e2b's envd uses:
+ * it follows the file on rename, and tools like setfattr can set it too.
+ */
+const PREFIX = "user.e2b.";
 
 /** Errnos meaning "this filesystem or entry cannot carry user xattrs" rather than a failure. */
 const UNSUPPORTED = new Set(["ENOTSUP", "EOPNOTSUPP", "EPERM"]);

@@ -65,11 +65,6 @@ export class InotifyHub {
     this.closeIfIdle();
   }
 
-  /** Number of kernel watches held, for tests and metrics. */
-  get watchCount(): number {
-    return this.listeners.size;
-  }
-
   private dispatch(events: InotifyEvent[]): void {
     for (const event of events) {
       if (event.mask & IN.Q_OVERFLOW) {

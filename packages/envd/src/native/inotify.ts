@@ -37,10 +37,6 @@ export class Inotify {
     this.handle = nativeAddon().inotifyInit(onEvents);
   }
 
-  get closed(): boolean {
-    return this.handle === undefined;
-  }
-
   /** Adds (or updates) a watch on `path`; returns its watch descriptor. */
   addWatch(path: string, mask: number): number {
     return nativeAddon().inotifyAddWatch(this.open(), path, mask);
