@@ -12,12 +12,20 @@ try {
   execFileSync("pnpm", ["pack", "--pack-destination", dir], { stdio: "ignore" });
   const tarball = readdirSync(dir).find((f) => f.endsWith(".tgz"));
   writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "pack-check", private: true }));
-  execFileSync("npm", ["install", "--silent", "--no-audit", "--no-fund", `./${tarball}`], { cwd: dir, stdio: "inherit" });
+  execFileSync("npm", ["install", "--silent", "--no-audit", "--no-fund", `./${tarball}`], {
+    cwd: dir,
+    stdio: "inherit",
+  });
   const probe = (code) => execFileSync(process.execPath, ["-e", code], { cwd: dir, encoding: "utf8" }).trim();
   const names = JSON.stringify(expected);
-  const cjs = probe(`const m = require(${JSON.stringify(pkg.name)}); console.log(${names}.filter((n) => typeof m[n] !== "function").join(","))`);
-  const esm = probe(`import(${JSON.stringify(pkg.name)}).then((m) => console.log(${names}.filter((n) => typeof m[n] !== "function").join(",")))`);
-  if (cjs || esm) throw new Error(`${pkg.name}: missing exports (require: ${cjs || "-"}, import: ${esm || "-"})`);
+  const cjs = probe(
+    `const m = require(${JSON.stringify(pkg.name)}); console.log(${names}.filter((n) => typeof m[n] !== "function").join(","))`,
+  );
+  const esm = probe(
+    `import(${JSON.stringify(pkg.name)}).then((m) => console.log(${names}.filter((n) => typeof m[n] !== "function").join(",")))`,
+  );
+  if (cjs || esm)
+    throw new Error(`${pkg.name}: missing exports (require: ${cjs || "-"}, import: ${esm || "-"})`);
   console.log(`${pkg.name}: packed, installed and loaded with require and import`);
 } finally {
   rmSync(dir, { recursive: true, force: true });

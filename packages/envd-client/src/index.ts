@@ -5,9 +5,13 @@ import type { paths } from "./gen/envd.gen.js";
 import { Filesystem } from "./gen/filesystem/filesystem_pb.js";
 import { Process } from "./gen/process/process_pb.js";
 
+export type {
+  components as EnvdComponents,
+  operations as EnvdOperations,
+  paths as EnvdPaths,
+} from "./gen/envd.gen.js";
 export * from "./gen/filesystem/filesystem_pb.js";
 export * from "./gen/process/process_pb.js";
-export type { components as EnvdComponents, operations as EnvdOperations, paths as EnvdPaths } from "./gen/envd.gen.js";
 
 /** The port envd listens on inside every sandbox. */
 export const ENVD_PORT = 49983;

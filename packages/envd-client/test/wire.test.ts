@@ -9,11 +9,11 @@
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { create, fromBinary, type DescMessage, type MessageShape, toJsonString } from "@bufbuild/protobuf";
+import { create, type DescMessage, fromBinary, type MessageShape, toJsonString } from "@bufbuild/protobuf";
 import {
   type DescriptorProto,
-  FileDescriptorProtoSchema,
   type FileDescriptorProto,
+  FileDescriptorProtoSchema,
   timestampFromDate,
 } from "@bufbuild/protobuf/wkt";
 import { Sandbox } from "e2b";
@@ -49,7 +49,7 @@ function describeMessage(m: DescriptorProto, prefix: string, out: Shape): void {
     typeName: f.typeName,
     // Descriptors may leave json_name out when it is the default lowerCamelCase of the name.
     jsonName: f.jsonName || lowerCamel(f.name),
-    oneof: f.hasOwnProperty("oneofIndex") ? m.oneofDecl[f.oneofIndex]?.name : undefined,
+    oneof: Object.hasOwn(f, "oneofIndex") ? m.oneofDecl[f.oneofIndex]?.name : undefined,
     proto3Optional: f.proto3Optional,
   }));
   for (const nested of m.nestedType) describeMessage(nested, `${name}.`, out);
@@ -61,7 +61,13 @@ function wireShape(file: FileDescriptorProto): Shape {
   for (const m of file.messageType) describeMessage(m, "", out);
   for (const e of file.enumType) out[`enum ${e.name}`] = e.value.map((v) => [v.name, v.number]);
   for (const s of file.service) {
-    out[`service ${s.name}`] = s.method.map((x) => [x.name, x.inputType, x.outputType, x.clientStreaming, x.serverStreaming]);
+    out[`service ${s.name}`] = s.method.map((x) => [
+      x.name,
+      x.inputType,
+      x.outputType,
+      x.clientStreaming,
+      x.serverStreaming,
+    ]);
   }
   return out;
 }
@@ -180,7 +186,9 @@ describe("live exchange with the public client", () => {
     );
     const info = await sandbox.files.getInfo("/home/user/a.txt");
     const call = lastCall("/filesystem.Filesystem/Stat");
-    expect(call.body).toBe(toJsonString(StatRequestSchema, create(StatRequestSchema, { path: "/home/user/a.txt" })));
+    expect(call.body).toBe(
+      toJsonString(StatRequestSchema, create(StatRequestSchema, { path: "/home/user/a.txt" })),
+    );
     expect(call.headers["connect-protocol-version"]).toBe("1");
     expect(call.headers["x-access-token"]).toBe("token-1");
     expect(call.headers["e2b-sandbox-id"]).toBe("wire-check");
@@ -200,14 +208,18 @@ describe("live exchange with the public client", () => {
 
   it("WatchDir", async () => {
     streamReplies.set("/filesystem.Filesystem/WatchDir", [
-      reply(WatchDirResponseSchema, { event: { case: "start", value: { $typeName: "filesystem.WatchDirResponse.StartEvent" } } }),
+      reply(WatchDirResponseSchema, {
+        event: { case: "start", value: { $typeName: "filesystem.WatchDirResponse.StartEvent" } },
+      }),
       reply(WatchDirResponseSchema, {
         event: {
           case: "filesystem",
           value: { $typeName: "filesystem.FilesystemEvent", name: "new.txt", type: EventType.CREATE },
         },
       }),
-      reply(WatchDirResponseSchema, { event: { case: "keepalive", value: { $typeName: "filesystem.WatchDirResponse.KeepAlive" } } }),
+      reply(WatchDirResponseSchema, {
+        event: { case: "keepalive", value: { $typeName: "filesystem.WatchDirResponse.KeepAlive" } },
+      }),
     ]);
     const events: unknown[] = [];
     const ended = new Promise<void>((resolve) => {
@@ -218,7 +230,10 @@ describe("live exchange with the public client", () => {
     await ended;
     const call = lastCall("/filesystem.Filesystem/WatchDir");
     expect(call.body).toBe(
-      toJsonString(WatchDirRequestSchema, create(WatchDirRequestSchema, { path: "/home/user", recursive: true })),
+      toJsonString(
+        WatchDirRequestSchema,
+        create(WatchDirRequestSchema, { path: "/home/user", recursive: true }),
+      ),
     );
     expect(call.headers["content-type"]).toBe("application/connect+json");
     expect(events).toEqual([{ name: "new.txt", type: "create" }]);
@@ -226,20 +241,36 @@ describe("live exchange with the public client", () => {
 
   it("Start", async () => {
     streamReplies.set("/process.Process/Start", [
-      reply(StartResponseSchema, { event: { $typeName: "process.ProcessEvent", event: { case: "start", value: { $typeName: "process.ProcessEvent.StartEvent", pid: 42 } } } }),
+      reply(StartResponseSchema, {
+        event: {
+          $typeName: "process.ProcessEvent",
+          event: { case: "start", value: { $typeName: "process.ProcessEvent.StartEvent", pid: 42 } },
+        },
+      }),
       reply(StartResponseSchema, {
         event: {
           $typeName: "process.ProcessEvent",
           event: {
             case: "data",
-            value: { $typeName: "process.ProcessEvent.DataEvent", output: { case: "stdout", value: Buffer.from("hi\n") } },
+            value: {
+              $typeName: "process.ProcessEvent.DataEvent",
+              output: { case: "stdout", value: Buffer.from("hi\n") },
+            },
           },
         },
       }),
       reply(StartResponseSchema, {
         event: {
           $typeName: "process.ProcessEvent",
-          event: { case: "end", value: { $typeName: "process.ProcessEvent.EndEvent", exitCode: 0, exited: true, status: "exit status 0" } },
+          event: {
+            case: "end",
+            value: {
+              $typeName: "process.ProcessEvent.EndEvent",
+              exitCode: 0,
+              exited: true,
+              status: "exit status 0",
+            },
+          },
         },
       }),
     ]);
@@ -264,7 +295,10 @@ describe("live exchange with the public client", () => {
     expect(call.body).toBe(
       toJsonString(
         SendSignalRequestSchema,
-        create(SendSignalRequestSchema, { process: { selector: { case: "pid", value: 42 } }, signal: Signal.SIGKILL }),
+        create(SendSignalRequestSchema, {
+          process: { selector: { case: "pid", value: 42 } },
+          signal: Signal.SIGKILL,
+        }),
       ),
     );
   });

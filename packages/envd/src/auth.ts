@@ -30,7 +30,11 @@ export function accessTokenInterceptor(state: EnvdState): Interceptor {
  * The user a request acts as: `Authorization: Basic base64(user:)` as the public client
  * sends it, or an explicit `username` (HTTP routes), or the default user.
  */
-export function requestedUsername(state: EnvdState, authorization: string | null | undefined, explicit?: string | null): string {
+export function requestedUsername(
+  state: EnvdState,
+  authorization: string | null | undefined,
+  explicit?: string | null,
+): string {
   if (explicit) return explicit;
   const match = authorization?.match(/^Basic\s+(.+)$/i);
   if (match?.[1]) {

@@ -42,11 +42,16 @@ describe("public e2b client in debug mode", () => {
     expect(await sandbox.files.makeDir(path.join(dir, "made"))).toBe(false);
     await sandbox.files.remove(path.join(dir, "moved.txt"));
     expect(await sandbox.files.exists(path.join(dir, "moved.txt"))).toBe(false);
-    await expect(sandbox.files.read(path.join(dir, "missing.txt"))).rejects.toThrow(/does not exist|not found/i);
+    await expect(sandbox.files.read(path.join(dir, "missing.txt"))).rejects.toThrow(
+      /does not exist|not found/i,
+    );
   });
 
   it("runs commands in the foreground and background", async () => {
-    const result = await sandbox.commands.run("echo out; echo err >&2", { cwd: dir, envs: { GREETING: "hi" } });
+    const result = await sandbox.commands.run("echo out; echo err >&2", {
+      cwd: dir,
+      envs: { GREETING: "hi" },
+    });
     expect(result).toMatchObject({ exitCode: 0, stdout: "out\n", stderr: "err\n" });
     expect((await sandbox.commands.run("echo $GREETING", { envs: { GREETING: "hi" } })).stdout).toBe("hi\n");
     await expect(sandbox.commands.run("exit 7")).rejects.toMatchObject({ exitCode: 7 });
@@ -82,7 +87,10 @@ describe("public e2b client in debug mode", () => {
     const watcher = await sandbox.files.watchDir(dir, (e) => void events.push(e), { recursive: true });
     await sandbox.files.write(path.join(dir, "watched.txt"), "x");
     const deadline = Date.now() + 5000;
-    while (!events.some((e) => e.name === "watched.txt" && e.type === FilesystemEventType.WRITE) && Date.now() < deadline) {
+    while (
+      !events.some((e) => e.name === "watched.txt" && e.type === FilesystemEventType.WRITE) &&
+      Date.now() < deadline
+    ) {
       await new Promise((r) => setTimeout(r, 50));
     }
     await watcher.stop();

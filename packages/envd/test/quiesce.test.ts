@@ -53,7 +53,10 @@ describe("quiesce and wake", () => {
     expect(await until(() => healthy(envd.url))).toBe(true);
     const { processes } = await envd.client.process.list({});
     expect(processes.map((p) => p.pid)).toContain(pid);
-    await envd.client.process.sendSignal({ process: { selector: { case: "tag", value: "survivor" } }, signal: 9 });
+    await envd.client.process.sendSignal({
+      process: { selector: { case: "tag", value: "survivor" } },
+      signal: 9,
+    });
   });
 
   it("stays alive while quiesced with nothing else running", async () => {

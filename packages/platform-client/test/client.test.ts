@@ -14,7 +14,9 @@ describe("createPlatformClient", () => {
   it("sends the API key and builds typed paths", async () => {
     const { requests, fetch } = recordingFetch(200, []);
     const client = createPlatformClient({ baseUrl: "http://api.test/", apiKey: "e2b_abc", fetch });
-    const { data, error } = await client.GET("/v2/sandboxes", { params: { query: { limit: 5, state: ["running"] } } });
+    const { data, error } = await client.GET("/v2/sandboxes", {
+      params: { query: { limit: 5, state: ["running"] } },
+    });
     expect(error).toBeUndefined();
     expect(data).toEqual([]);
     expect(requests[0]?.headers.get("x-api-key")).toBe("e2b_abc");

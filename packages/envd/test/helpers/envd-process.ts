@@ -24,7 +24,9 @@ async function freePort(): Promise<number> {
     const srv = net.createServer();
     srv.listen(0, "127.0.0.1", () => {
       const address = srv.address();
-      srv.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+      srv.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
     });
   });
 }
@@ -53,7 +55,9 @@ export async function startEnvd(
   const deadline = Date.now() + 10_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`envd exited early (${child.exitCode}): ${stderr}`);
-    const ok = await fetch(`${url}/health`, { headers: opts.accessToken ? { "X-Access-Token": opts.accessToken } : {} })
+    const ok = await fetch(`${url}/health`, {
+      headers: opts.accessToken ? { "X-Access-Token": opts.accessToken } : {},
+    })
       .then((r) => r.status < 500)
       .catch(() => false);
     if (ok) break;
