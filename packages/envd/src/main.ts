@@ -38,7 +38,11 @@ async function main(): Promise<void> {
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
   await server.listen();
-  log("info", "envd ready", { port: server.port, version: server.context.state.version });
+  log("info", "envd ready", {
+    port: server.port,
+    version: server.context.state.version,
+    startupMs: Math.round(performance.now()),
+  });
 }
 
 main().catch((err) => {

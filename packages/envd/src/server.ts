@@ -1,5 +1,5 @@
 import http from "node:http";
-import http2 from "node:http2";
+import type http2 from "node:http2";
 import net from "node:net";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Filesystem, Process } from "@x/envd-client";
@@ -30,7 +30,10 @@ export class EnvdServer {
   private readonly listener: net.Server;
   private readonly sockets = new Set<net.Socket>();
   private readonly h1: http.Server;
-  private readonly h2: http2.Http2Server;
+  private readonly handler: Parameters<typeof http.createServer>[1] &
+    Parameters<typeof http2.createServer>[1];
+  /** Created on the first h2c connection: loading node:http2 costs ~30 ms of start-up. */
+  private h2: http2.Http2Server | undefined;
   private listening = false;
   private holdOpen: NodeJS.Timeout | undefined;
 
@@ -42,7 +45,7 @@ export class EnvdServer {
       processes: new ProcessManager(state),
       log: createLogger(),
     };
-    const handler = connectNodeAdapter({
+    this.handler = connectNodeAdapter({
       routes: (router) => {
         router.service(Filesystem, createFilesystemService(this.context));
         router.service(Process, createProcessService(this.context));
@@ -53,9 +56,8 @@ export class EnvdServer {
       acceptCompression: [],
       fallback: createHttpHandler(this.context),
     });
-    this.h1 = http.createServer(handler);
+    this.h1 = http.createServer(this.handler);
     this.h1.keepAliveTimeout = 65_000;
-    this.h2 = http2.createServer({}, handler);
     this.listener = net.createServer((socket) => this.accept(socket));
   }
 
@@ -68,10 +70,15 @@ export class EnvdServer {
       socket.unshift(chunk);
       const n = Math.min(chunk.length, H2_PREFACE.length);
       const isH2 = chunk.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
-      (isH2 ? this.h2 : this.h1).emit("connection", socket);
+      (isH2 ? this.http2Server() : this.h1).emit("connection", socket);
       // http2 takes the pre-read bytes and then reads the handle itself: resuming would steal them.
       if (!isH2) socket.resume();
     });
+  }
+
+  private http2Server(): http2.Http2Server {
+    this.h2 ??= process.getBuiltinModule("node:http2").createServer({}, this.handler);
+    return this.h2;
   }
 
   get port(): number {
