@@ -139,8 +139,10 @@ export interface paths {
          *     resumes: sets the access token, default user, working directory and
          *     environment, and syncs the clock. An init older than the last applied
          *     one (by `timestamp`) is ignored. Before a token is set no
-         *     `X-Access-Token` is needed; afterwards the same token is required, and
-         *     a different `accessToken` in the body is refused with 401.
+         *     `X-Access-Token` is needed; afterwards the current token is required
+         *     in `X-Access-Token`, and an `accessToken` in the body replaces it (the
+         *     platform rotates tokens this way, e.g. for sandboxes started from a
+         *     snapshot). A missing or wrong current token is refused with 401.
          */
         post: operations["initAgent"];
         delete?: never;
