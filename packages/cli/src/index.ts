@@ -1,9 +1,11 @@
+import { keys } from "./keys.js";
 import { serve } from "./serve.js";
 
 const USAGE = `usage: x <command> [options]
 
 commands:
   serve     run the platform in this process (x serve --help)
+  keys      create, list and revoke API keys (x keys --help)
 `;
 
 /** The x command; returns the process exit code. */
@@ -12,6 +14,8 @@ export async function main(argv: string[]): Promise<number> {
   switch (command) {
     case "serve":
       return serve(rest);
+    case "keys":
+      return keys(rest);
     case undefined:
     case "help":
     case "--help":

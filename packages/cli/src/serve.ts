@@ -3,14 +3,13 @@ import { createEnvdClient } from "@x/envd-client";
 import { DEFAULTS, type PlatformConfig, startPlatform } from "@x/platform";
 import { createPlatformClient } from "@x/platform-client";
 import { envdBundleDir } from "./envd-dir.js";
+import { STORE_HELP, STORE_OPTIONS, storeLocation } from "./store-location.js";
 
 const HELP = `x serve: run the platform (API, proxy, orchestrator) in this process
 
   --port N            API port (X_PORT, default ${DEFAULTS.apiPort})
   --proxy-port N      sandbox proxy port (X_PROXY_PORT, default ${DEFAULTS.proxyPort})
-  --data-dir DIR      store, images and sandboxes (X_DATA_DIR, default ${DEFAULTS.dataDir})
-  --database-url URL  postgres://… to use PostgreSQL (X_DATABASE_URL; SQLite by default)
-  --runtime NAME      default sandbox runtime: runsc or runc (X_RUNTIME)
+${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUNTIME)
   --domain NAME       sandboxes are {port}-{id}.NAME (X_DOMAIN, default ${DEFAULTS.domain})
   --demo              once ready, create a sandbox, run a command in it and show the output
 `;
@@ -21,8 +20,7 @@ export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boo
     options: {
       port: { type: "string" },
       "proxy-port": { type: "string" },
-      "data-dir": { type: "string" },
-      "database-url": { type: "string" },
+      ...STORE_OPTIONS,
       runtime: { type: "string" },
       domain: { type: "string" },
       host: { type: "string" },
@@ -47,8 +45,7 @@ export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boo
       ...DEFAULTS,
       apiPort: port(values.port ?? env.X_PORT, DEFAULTS.apiPort, "--port"),
       proxyPort: port(values["proxy-port"] ?? env.X_PROXY_PORT, DEFAULTS.proxyPort, "--proxy-port"),
-      dataDir: values["data-dir"] ?? env.X_DATA_DIR ?? DEFAULTS.dataDir,
-      databaseUrl: values["database-url"] ?? env.X_DATABASE_URL,
+      ...storeLocation(values),
       defaultRuntime: runtime as PlatformConfig["defaultRuntime"],
       domain: values.domain ?? env.X_DOMAIN ?? DEFAULTS.domain,
       host: values.host ?? env.X_HOST ?? DEFAULTS.host,

@@ -1,5 +1,6 @@
 import { Ajv, type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
+import { badRequest } from "./errors.js";
 
 /**
  * Routes and validators compiled from the OpenAPI document: the spec the clients are
@@ -54,6 +55,20 @@ function resolveRef(doc: Json, value: unknown): Json {
   return node;
 }
 
+/**
+ * OpenAPI 3.0 writes a nullable reference as `nullable: true` beside `allOf: [$ref]`; ajv's
+ * `nullable` only widens `type`, so the `allOf` would still refuse null. Such schemas become
+ * "null, or the schema".
+ */
+function nullableRefs(node: unknown): Json {
+  if (Array.isArray(node)) return node.map(nullableRefs) as unknown as Json;
+  if (!node || typeof node !== "object") return node as Json;
+  const out = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, nullableRefs(v)])) as Json;
+  if (out.nullable !== true || !out.allOf) return out;
+  const { nullable: _, ...schema } = out;
+  return { anyOf: [{ type: "null" }, schema] };
+}
+
 /** Rewrites local `#/…` refs so they resolve inside the registered document. */
 function scoped(schema: unknown): Json {
   return JSON.parse(JSON.stringify(schema ?? {}).replaceAll('"$ref":"#/', '"$ref":"openapi#/')) as Json;
@@ -69,7 +84,7 @@ export class OpenApiRouter {
     const params = new Ajv({ strict: false, allErrors: false, useDefaults: true, coerceTypes: "array" });
     for (const ajv of [bodies, params]) {
       addFormats.default(ajv);
-      ajv.addSchema(doc, "openapi");
+      ajv.addSchema(nullableRefs(doc), "openapi");
     }
     const paths = doc.paths as Record<string, Json>;
     for (const [path, item] of Object.entries(paths)) {
@@ -160,11 +175,19 @@ export class OpenApiRouter {
       }
       const pathParams: Record<string, string> = {};
       route.names.forEach((name, i) => {
-        pathParams[name] = decodeURIComponent(m[i + 1]!);
+        pathParams[name] = decodePathSegment(m[i + 1]!);
       });
       return { op: route.op, pathParams };
     }
     return pathExists ? "method-not-allowed" : undefined;
+  }
+}
+
+function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw badRequest(`path segment '${segment}' is not valid percent-encoding`);
   }
 }
 

@@ -88,11 +88,15 @@ export function sendError(res: ServerResponse, status: number, message: string, 
 export function createApiHandler(options: ApiServerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const { router, handlers, log } = options;
 
-  async function handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<string> {
+  /** `seen.op` is set once the request is routed, for the observe hook. */
+  async function handle(req: IncomingMessage, res: ServerResponse, seen: { op?: string; path?: string }): Promise<void> {
+    const url = parseUrl(req.url);
+    seen.path = url.pathname;
     const match = router.match(req.method ?? "GET", url.pathname);
     if (match === "method-not-allowed") throw new ApiError(405, `${req.method} is not allowed on ${url.pathname}`);
     if (!match) throw new ApiError(404, `no such endpoint: ${req.method} ${url.pathname}`);
     const { op, pathParams } = match;
+    seen.op = op.id;
     const handler = handlers[op.id];
     if (!handler) throw new ApiError(501, `${op.id} is not available on this server`);
 
@@ -106,19 +110,21 @@ export function createApiHandler(options: ApiServerOptions): (req: IncomingMessa
     }
 
     const params = gatherParams(op, pathParams, url.searchParams, req.headers);
+    refuseNul(params, "parameter");
     if (!op.validateParams(params)) throw new ApiError(400, describeErrors("parameter", op.validateParams));
 
     let body: unknown;
     if (op.jsonBody) {
       body = await readJson(req);
       if (body === undefined && op.bodyRequired) throw new ApiError(400, "request body is required");
+      refuseNul(body, "body");
       if (body !== undefined && op.validateBody && !op.validateBody(body)) {
         throw new ApiError(400, describeErrors("body", op.validateBody));
       }
     }
 
     const reply = await handler({ op, team, params, body, req, res, url });
-    if (!reply) return op.id;
+    if (!reply) return;
     const validate = op.validateResponse.get(reply.status);
     if (validate && reply.body !== undefined && !validate(reply.body)) {
       log("error", "response does not match the API schema", {
@@ -129,24 +135,51 @@ export function createApiHandler(options: ApiServerOptions): (req: IncomingMessa
       throw new ApiError(500, `internal error: ${op.id} produced a response that does not match the API schema`);
     }
     sendJson(res, reply.status, reply.body, reply.headers);
-    return op.id;
   }
 
   return (req, res) => {
     const started = process.hrtime.bigint();
-    const url = new URL(req.url ?? "/", "http://api");
-    handle(req, res, url)
+    const seen: { op?: string; path?: string } = {};
+    handle(req, res, seen)
       .catch((err: unknown) => {
         if (err instanceof ApiError) {
           sendError(res, err.status, err.message, err.headers);
         } else {
-          log("error", "request failed", { path: url.pathname, err: err instanceof Error ? err.stack : String(err) });
+          log("error", "request failed", { path: seen.path, err: err instanceof Error ? err.stack : String(err) });
           sendError(res, 500, "internal error");
         }
-        return "error";
       })
-      .then((opId) => {
-        options.observe?.(opId, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9);
+      .then(() => {
+        options.observe?.(seen.op ?? "unmatched", res.statusCode, Number(process.hrtime.bigint() - started) / 1e9);
       });
   };
+}
+
+/**
+ * No text the API takes may hold U+0000: PostgreSQL cannot store it, and no name, path,
+ * environment variable or metadata value can sensibly contain it.
+ */
+function refuseNul(value: unknown, where: string): void {
+  // iterative: a deeply nested body must not exhaust the stack
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (typeof item === "string") {
+      if (item.includes("\u0000")) throw new ApiError(400, `${where} must not contain NUL characters`);
+    } else if (Array.isArray(item)) {
+      for (const child of item) pending.push(child);
+    } else if (item && typeof item === "object") {
+      for (const [key, child] of Object.entries(item)) pending.push(key, child);
+    }
+  }
+}
+
+/** The request target as a URL; one that does not parse is the caller's mistake. */
+function parseUrl(target: string | undefined): URL {
+  // Only origin-form targets are served: "//x" must stay a path, not become a host.
+  try {
+    return new URL(`http://api${target?.startsWith("/") ? target : `/${target ?? ""}`}`);
+  } catch {
+    throw new ApiError(400, "request target is not a valid URL path");
+  }
 }

@@ -2,10 +2,16 @@ import path from "node:path";
 import type { RuntimeName } from "../runtime/container-runtime.js";
 import { newSandboxId, newSecret, nowIso } from "../store/ids.js";
 import type { BuildRow, SandboxRow, Store, Team, TemplateRow } from "../store/index.js";
+import { runtimeSpecOf } from "../templates/build-spec.js";
+import { envdFetch, runCommand } from "../templates/envd-exec.js";
+import { runStartCommand } from "../templates/start-command.js";
 import { KeyedLock } from "./keyed-lock.js";
 import type { BootSpec, SandboxHost } from "./sandbox-host.js";
 
 export type PauseKind = "frozen" | "checkpointed" | "stopped";
+
+/** How long a template's start command may take to become ready when a sandbox starts. */
+const START_READY_TIMEOUT_MS = 60_000;
 
 export interface CreateSandboxRequest {
   team: Team;
@@ -19,6 +25,8 @@ export interface CreateSandboxRequest {
   autoPause: boolean;
   autoResume: boolean;
   runtime?: RuntimeName;
+  /** Refuse (SandboxQuotaExceeded) when the team already has this many starting or running. */
+  maxLivePerTeam?: number;
 }
 
 export interface OrchestratorOptions {
@@ -49,6 +57,13 @@ export class SandboxNotFound extends Error {
   }
 }
 
+export class SandboxQuotaExceeded extends Error {
+  constructor(readonly limit: number) {
+    super(`your team already runs ${limit} sandboxes, the most it may: kill one first`);
+    this.name = "SandboxQuotaExceeded";
+  }
+}
+
 export class SandboxStateConflict extends Error {
   constructor(message: string) {
     super(message);
@@ -64,6 +79,8 @@ export class SandboxStateConflict extends Error {
 export class Orchestrator {
   private readonly live = new Map<string, Live>();
   private readonly lock = new KeyedLock();
+  /** Serialises a team's quota check with its insert, so concurrent creates cannot overshoot. */
+  private readonly teamLock = new KeyedLock();
 
   constructor(private readonly o: OrchestratorOptions) {}
 
@@ -137,11 +154,18 @@ export class Orchestrator {
       placement: null,
       killed_at: null,
     };
-    await this.o.store.sandboxes.insert(row);
+    await this.teamLock.run(req.team.id, async () => {
+      const limit = req.maxLivePerTeam;
+      if (limit !== undefined && (await this.o.store.sandboxes.countLive(req.team.id)) >= limit) {
+        throw new SandboxQuotaExceeded(limit);
+      }
+      await this.o.store.sandboxes.insert(row);
+    });
     return this.lock.run(row.id, async () => {
       try {
         const address = await this.o.host.boot(this.bootSpec(row, req.build));
         await this.initEnvd(row, address);
+        await this.startTemplateCommand(row, address, req.build);
         this.live.set(row.id, { address });
         row.state = "running";
         await this.o.store.sandboxes.update(row.id, { state: "running" });
@@ -165,12 +189,48 @@ export class Orchestrator {
   /** Hands the sandbox its environment variables through envd's /init. */
   private async initEnvd(row: SandboxRow, address: string): Promise<void> {
     const envVars = JSON.parse(row.env_vars) as Record<string, string>;
-    const res = await fetch(`http://${address}:49983/init`, {
+    const res = await envdFetch(`http://${address}:49983/init`, {
       method: "POST",
       headers: { "Content-Type": "application/json", "X-Access-Token": row.envd_access_token },
       body: JSON.stringify({ envVars, timestamp: new Date().toISOString() }),
     });
     if (!res.ok) throw new Error(`envd /init answered ${res.status}: ${await res.text()}`);
+  }
+
+  /** A template's start command runs in each new sandbox; create returns once its ready command succeeds. */
+  private async startTemplateCommand(row: SandboxRow, address: string, build: BuildRow): Promise<void> {
+    const spec = runtimeSpecOf(build);
+    if (!spec.startCmd) return;
+    const { startCmd, readyCmd, user, workdir } = spec;
+    // no envVars: envd has the sandbox's (template and request) since /init
+    const target = { address, accessToken: row.envd_access_token };
+    const timeoutMs = START_READY_TIMEOUT_MS;
+    await runStartCommand(target, { startCmd, readyCmd, user, workdir }, { timeoutMs });
+  }
+
+  /**
+   * Runs `fn` on the sandbox's writable layer while its files cannot change (for snapshots):
+   * a running sandbox is synced (gVisor holds written data in its own memory until then) and
+   * frozen for the duration; a paused one is still already.
+   */
+  async withFilesStill<T>(id: string, fn: (upperDir: string, row: SandboxRow) => Promise<T>): Promise<T> {
+    return this.lock.run(id, async () => {
+      const row = await this.o.store.sandboxes.get(id);
+      if (!row || row.state === "killed") throw new SandboxNotFound(id);
+      if (row.state === "starting") throw new SandboxStateConflict(`sandbox ${id} is still starting`);
+      const upper = this.o.host.paths(id).upper;
+      if (row.state !== "running") return fn(upper, row);
+      const address = this.live.get(id)?.address;
+      const sync = { cmd: "sync", user: "root" };
+      if (address) await runCommand({ address, accessToken: row.envd_access_token }, sync);
+      const ref = { id, runtime: row.runtime };
+      await this.o.host.freeze(ref);
+      try {
+        return await fn(upper, row);
+      } finally {
+        await this.o.host.thaw(ref);
+      }
+    });
   }
 
   async get(id: string): Promise<SandboxRow | undefined> {
@@ -192,8 +252,12 @@ export class Orchestrator {
     });
   }
 
-  /** Pauses a running sandbox: frozen in memory now, deeper later (see deepPause). */
-  async pause(id: string): Promise<PauseKind> {
+  /**
+   * Pauses a running sandbox. Frozen by default (memory kept in RAM, deepened later: see
+   * deepPause); `checkpointed` or `stopped` go deeper at once, e.g. when the caller does not
+   * need the memory kept (`memory: false` on the API).
+   */
+  async pause(id: string, depth: PauseKind = "frozen"): Promise<PauseKind> {
     return this.lock.run(id, async (): Promise<PauseKind> => {
       const row = await this.o.store.sandboxes.get(id);
       if (!row || row.state === "killed") throw new SandboxNotFound(id);
@@ -205,9 +269,10 @@ export class Orchestrator {
       const live = this.live.get(id) ?? {};
       live.address = undefined;
       clearTimeout(live.timer);
+      this.live.set(id, live);
+      if (depth !== "frozen") return this.deepen(row, depth);
       live.deepPauseTimer = setTimeout(() => void this.deepPause(id), this.o.deepPauseAfterMs);
       live.deepPauseTimer.unref();
-      this.live.set(id, live);
       return "frozen";
     });
   }
@@ -221,24 +286,32 @@ export class Orchestrator {
     return this.lock.run(id, async () => {
       const row = await this.o.store.sandboxes.get(id);
       if (!row || row.state !== "paused" || row.pause_kind !== "frozen") return undefined;
-      const spec = { id, runtime: row.runtime };
-      await this.o.host.thaw(spec);
-      let kind: PauseKind = "stopped";
-      if (this.o.host.canCheckpoint(row.runtime)) {
-        try {
-          await this.o.host.checkpoint(spec);
-          kind = "checkpointed";
-        } catch (err) {
-          this.o.log("warn", "checkpoint failed, stopping instead", { sandboxId: id, err: String(err) });
-        }
-      }
-      if (kind === "stopped") await this.o.host.stop(spec);
-      const live = this.live.get(id);
-      if (live) live.address = undefined;
-      await this.o.store.sandboxes.update(id, { pause_kind: kind });
-      await this.o.store.events.record("sandbox.paused", { teamId: row.team_id, sandboxId: id, data: { kind } });
-      return kind;
+      return this.deepen(row, "checkpointed");
     });
+  }
+
+  /** Frozen → checkpointed (when wanted and possible) or stopped. Runs under the sandbox's lock. */
+  private async deepen(row: SandboxRow, want: "checkpointed" | "stopped"): Promise<PauseKind> {
+    const spec = { id: row.id, runtime: row.runtime };
+    await this.o.host.thaw(spec);
+    let kind: PauseKind = "stopped";
+    if (want === "checkpointed" && this.o.host.canCheckpoint(row.runtime)) {
+      try {
+        await this.o.host.checkpoint(spec);
+        kind = "checkpointed";
+      } catch (err) {
+        this.o.log("warn", "checkpoint failed, stopping instead", { sandboxId: row.id, err: String(err) });
+      }
+    }
+    if (kind === "stopped") await this.o.host.stop(spec);
+    const live = this.live.get(row.id);
+    if (live) {
+      live.address = undefined;
+      clearTimeout(live.deepPauseTimer);
+    }
+    await this.o.store.sandboxes.update(row.id, { pause_kind: kind });
+    await this.o.store.events.record("sandbox.paused", { teamId: row.team_id, sandboxId: row.id, data: { kind } });
+    return kind;
   }
 
   /** Resumes a paused sandbox (no-op when running). Returns whether it was paused. */
@@ -284,6 +357,17 @@ export class Orchestrator {
       row.end_at = nowIso(new Date(Date.now() + seconds * 1000));
       await this.o.store.sandboxes.update(id, { end_at: row.end_at });
       if (row.state === "running") this.arm(row);
+    });
+  }
+
+  /** Turns outbound internet on or off: at once when the sandbox has a network, and for every later boot. */
+  async setInternet(id: string, allowed: boolean): Promise<void> {
+    await this.lock.run(id, async () => {
+      const row = await this.o.store.sandboxes.get(id);
+      if (!row || row.state === "killed") throw new SandboxNotFound(id);
+      await this.o.host.setInternet(id, allowed);
+      await this.o.store.sandboxes.update(id, { allow_internet: allowed ? 1 : 0 });
+      await this.o.store.events.record("sandbox.network_updated", { teamId: row.team_id, sandboxId: id, data: { internet: allowed } });
     });
   }
 

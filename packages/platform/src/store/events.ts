@@ -29,10 +29,15 @@ export class EventStore {
       .execute();
   }
 
-  async forSandbox(sandboxId: string, opts: { after?: string; limit?: number } = {}): Promise<PlatformEvent[]> {
+  /** A sandbox's events in [from, to] (ISO times, inclusive), in time order or newest first. */
+  async forSandbox(
+    sandboxId: string,
+    opts: { from?: string; to?: string; order?: "asc" | "desc"; limit?: number } = {},
+  ): Promise<PlatformEvent[]> {
     let q = this.db.selectFrom("events").selectAll().where("sandbox_id", "=", sandboxId);
-    if (opts.after) q = q.where("at", ">=", opts.after);
-    const rows = await q.orderBy("id").limit(opts.limit ?? 1000).execute();
+    if (opts.from) q = q.where("at", ">=", opts.from);
+    if (opts.to) q = q.where("at", "<=", opts.to);
+    const rows = await q.orderBy("id", opts.order ?? "asc").limit(opts.limit ?? 1000).execute();
     return rows.map((r) => ({
       id: r.id,
       at: r.at,

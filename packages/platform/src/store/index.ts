@@ -1,6 +1,7 @@
 import { type Db, type DbOptions, openDb } from "./db.js";
 import { EventStore } from "./events.js";
 import { SandboxStore } from "./sandboxes.js";
+import { SnapshotStore } from "./snapshots.js";
 import { TeamStore } from "./teams.js";
 import { TemplateStore } from "./templates.js";
 
@@ -8,6 +9,7 @@ export type { Dialect } from "./db.js";
 export type * from "./schema.js";
 export { DEFAULT_TAG, parseTemplateRef, type TemplateRef } from "./templates.js";
 export type { PlatformEvent } from "./events.js";
+export type { ListedSnapshot } from "./snapshots.js";
 
 /** The platform's store: one database, one repository per concern. */
 export interface Store {
@@ -15,6 +17,7 @@ export interface Store {
   teams: TeamStore;
   templates: TemplateStore;
   sandboxes: SandboxStore;
+  snapshots: SnapshotStore;
   events: EventStore;
   close(): Promise<void>;
 }
@@ -26,6 +29,7 @@ export async function openStore(options: DbOptions): Promise<Store> {
     teams: new TeamStore(db.kysely),
     templates: new TemplateStore(db.kysely),
     sandboxes: new SandboxStore(db.kysely),
+    snapshots: new SnapshotStore(db.kysely),
     events: new EventStore(db.kysely),
     close: () => db.close(),
   };

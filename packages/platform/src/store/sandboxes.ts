@@ -41,6 +41,17 @@ export class SandboxStore {
     return Number(row?.n ?? 0);
   }
 
+  /** Sandboxes not killed, counted by state (for the platform's gauges). */
+  async countByState(): Promise<Partial<Record<SandboxRow["state"], number>>> {
+    const rows = await this.db
+      .selectFrom("sandboxes")
+      .select((eb) => ["state", eb.fn.countAll<string | number>().as("n")])
+      .where("state", "!=", "killed")
+      .groupBy("state")
+      .execute();
+    return Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
+  }
+
   /** Newest first. Metadata is matched in memory: it is JSON text in both dialects. */
   async list(filter: SandboxListFilter): Promise<SandboxRow[]> {
     let q = this.db.selectFrom("sandboxes").selectAll().where("team_id", "=", filter.teamId);

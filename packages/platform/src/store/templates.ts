@@ -52,13 +52,40 @@ export class TemplateStore {
     return this.db.selectFrom("templates").selectAll().where("id", "=", id).executeTakeFirst();
   }
 
-  /** Templates the team owns, and public ones when asked. */
-  async listTemplates(teamId: string, opts: { includePublic?: boolean } = {}): Promise<TemplateRow[]> {
+  /**
+   * Templates the team owns, and public ones when asked; newest first. `after` is the cursor
+   * (created_at and id of the last row seen).
+   */
+  async listTemplates(
+    teamId: string,
+    opts: { includePublic?: boolean; limit?: number; after?: { createdAt: string; id: string } } = {},
+  ): Promise<TemplateRow[]> {
     let q = this.db.selectFrom("templates").selectAll();
     q = opts.includePublic
       ? q.where((eb) => eb.or([eb("team_id", "=", teamId), eb("public", "=", 1)]))
       : q.where("team_id", "=", teamId);
-    return q.orderBy("created_at", "desc").orderBy("id").execute();
+    const after = opts.after;
+    if (after) {
+      q = q.where((eb) =>
+        eb.or([
+          eb("created_at", "<", after.createdAt),
+          eb.and([eb("created_at", "=", after.createdAt), eb("id", ">", after.id)]),
+        ]),
+      );
+    }
+    q = q.orderBy("created_at", "desc").orderBy("id");
+    return opts.limit === undefined ? q.execute() : q.limit(opts.limit).execute();
+  }
+
+  /** Sandboxes not yet killed that run from (or were paused from) the template. */
+  async liveSandboxCount(templateId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom("sandboxes")
+      .select((eb) => eb.fn.countAll<string | number>().as("n"))
+      .where("template_id", "=", templateId)
+      .where("state", "!=", "killed")
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
   }
 
   async updateTemplate(id: string, changes: { public?: boolean }): Promise<void> {
@@ -190,6 +217,34 @@ export class TemplateStore {
     return this.latestBuild(templateId, "ready");
   }
 
+  /** Builds of the template that are queued or running. */
+  async unfinishedBuildCount(templateId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom("builds")
+      .select((eb) => eb.fn.countAll<string | number>().as("n"))
+      .where("template_id", "=", templateId)
+      .where("status", "in", ["waiting", "building"])
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  /** Marks every queued or running build as failed (they cannot outlive the process that ran them). */
+  async failUnfinishedBuilds(message: string): Promise<number> {
+    const now = nowIso();
+    const result = await this.db
+      .updateTable("builds")
+      .set({ status: "error", reason: JSON.stringify({ message }), finished_at: now, updated_at: now })
+      .where("status", "in", ["waiting", "building"])
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  /** Every layer any build of any template stacks (JSON `layers` of all builds). */
+  async referencedLayers(): Promise<Set<string>> {
+    const rows = await this.db.selectFrom("builds").select("layers").where("layers", "is not", null).execute();
+    return new Set(rows.flatMap((r) => JSON.parse(r.layers ?? "[]") as string[]));
+  }
+
   async latestBuild(templateId: string, status?: BuildRow["status"]): Promise<BuildRow | undefined> {
     let q = this.db.selectFrom("builds").selectAll().where("template_id", "=", templateId);
     if (status) q = q.where("status", "=", status);
@@ -239,6 +294,20 @@ export class TemplateStore {
         .values(entries.map((e) => ({ build_id: buildId, seq: ++seq, ...e })))
         .execute();
     });
+  }
+
+  /** Log entries from a time on (`forward`, oldest first) or up to it (`backward`, newest first). */
+  async logsByTime(
+    buildId: string,
+    opts: { from?: string; direction: "forward" | "backward"; limit: number },
+  ): Promise<BuildLogRow[]> {
+    let q = this.db
+      .selectFrom("build_logs")
+      .select(["timestamp", "level", "message", "step"])
+      .where("build_id", "=", buildId);
+    if (opts.from) q = q.where("timestamp", opts.direction === "forward" ? ">=" : "<=", opts.from);
+    const order = opts.direction === "forward" ? "asc" : "desc";
+    return q.orderBy("seq", order).limit(opts.limit).execute();
   }
 
   async logs(buildId: string, offset: number, limit: number): Promise<BuildLogRow[]> {

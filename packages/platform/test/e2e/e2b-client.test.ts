@@ -46,4 +46,43 @@ describe.each(["runc", "runsc"] as const)("public e2b client on %s", (runtime) =
     expect(await sandbox.isRunning()).toBe(false);
     await expect(Sandbox.connect(sandbox.sandboxId)).rejects.toThrow(/not found/i);
   });
+
+  it("pauses and resumes: frozen keeps processes, a filesystem-only pause keeps files", async () => {
+    const sandbox = await Sandbox.create({ timeoutMs: 120_000 });
+    const counter = "/tmp/counter";
+    const read = async () => Number((await sandbox.files.read(counter).catch(() => "0")).trim());
+    const advanced = async (from: number) => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const now = await read();
+        if (now > from || Date.now() > deadline) return now;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    try {
+      await sandbox.files.write("/home/user/kept.txt", "kept");
+      await sandbox.commands.run(`i=0; while true; do i=$((i+1)); echo $i > ${counter}; sleep 0.1; done`, {
+        background: true,
+      });
+      const before = await advanced(0);
+
+      expect(await sandbox.pause()).toBe(true);
+      expect(await sandbox.isRunning()).toBe(false);
+      expect(await Sandbox.pause(sandbox.sandboxId)).toBe(false);
+      const [listed] = await Sandbox.list({ query: { state: ["paused"] } }).nextItems();
+      expect(listed?.sandboxId).toBe(sandbox.sandboxId);
+      await sandbox.connect();
+      expect(await sandbox.isRunning()).toBe(true);
+      // The counter goes on from where it was: the process and its memory survived.
+      expect(await advanced(before)).toBeGreaterThan(before);
+
+      expect(await sandbox.pause({ keepMemory: false })).toBe(true);
+      expect((await t.platform.store.sandboxes.get(sandbox.sandboxId))?.pause_kind).toBe("stopped");
+      await sandbox.connect();
+      expect(await sandbox.files.read("/home/user/kept.txt")).toBe("kept");
+      expect((await sandbox.commands.run("pgrep -f 'while tru[e]' || true")).stdout).toBe("");
+    } finally {
+      await sandbox.kill();
+    }
+  });
 });

@@ -21,7 +21,13 @@ export interface TestPlatform {
 }
 
 export async function startTestPlatform(
-  opts: { runtime?: RuntimeName; databaseUrl?: string; networkPrefix?: string } = {},
+  opts: {
+    runtime?: RuntimeName;
+    databaseUrl?: string;
+    networkPrefix?: string;
+    /** Limits and other settings to override. */
+    config?: Partial<Pick<PlatformConfig, "maxSandboxesPerTeam" | "maxTimeoutSeconds" | "deepPauseAfterMs">>;
+  } = {},
 ): Promise<TestPlatform> {
   const scratch = mkdtempSync(path.join(os.tmpdir(), "x-platform-"));
   // Test platforms may run side by side: each owns its own names and address range.
@@ -38,6 +44,7 @@ export async function startTestPlatform(
     envdDir: ENVD_BUNDLE_DIR,
     networkPrefix: prefix,
     networkCidr: `10.${100 + n}.0.0/16`,
+    ...opts.config,
   };
   const platform = await startPlatform(config);
   const apiKey = platform.firstApiKey;

@@ -28,6 +28,21 @@ export async function freshStore(dialect: "sqlite" | "postgres"): Promise<TestSt
       },
     };
   }
+  const db = await freshPostgresDatabase();
+  const store = await openStore({ databaseUrl: db.url, dataDir });
+  return {
+    store,
+    options: { databaseUrl: db.url, dataDir },
+    cleanup: async () => {
+      await store.close();
+      await db.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A new, empty PostgreSQL database (for a test platform's `databaseUrl`), dropped by `drop`. */
+export async function freshPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `x_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
   await admin.connect();
@@ -35,17 +50,13 @@ export async function freshStore(dialect: "sqlite" | "postgres"): Promise<TestSt
   await admin.end();
   const url = new URL(POSTGRES_ADMIN_URL);
   url.pathname = `/${name}`;
-  const store = await openStore({ databaseUrl: url.toString(), dataDir });
   return {
-    store,
-    options: { databaseUrl: url.toString(), dataDir },
-    cleanup: async () => {
-      await store.close();
+    url: url.toString(),
+    drop: async () => {
       const drop = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
       await drop.connect();
       await drop.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await drop.end();
-      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

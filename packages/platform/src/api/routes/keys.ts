@@ -1,27 +1,32 @@
 import type { ApiKeyRow, Store } from "../../store/index.js";
-import { ApiError, notFound } from "../errors.js";
+import { notFound } from "../errors.js";
 import type { Handler } from "../server.js";
+import { teamOf } from "./access.js";
 
 function presentKey(row: ApiKeyRow) {
-  return { apiKeyID: row.id, name: row.name, maskedKey: row.key_mask, createdAt: row.created_at, lastUsedAt: row.last_used_at };
+  return {
+    apiKeyID: row.id,
+    name: row.name,
+    maskedKey: row.key_mask,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+  };
 }
 
-/** The team's API keys: list, create (the key is shown once), revoke. */
+/** The team's API keys: list, create (the key is shown once), revoke. Another team's key answers 404. */
 export function keyRoutes(store: Store): Record<string, Handler> {
   return {
-    listApiKeys: async ({ team }) => {
-      if (!team) throw new ApiError(401, "missing API key");
-      return { status: 200, body: (await store.teams.listKeys(team.id)).map(presentKey) };
-    },
-    createApiKey: async ({ team, body }) => {
-      if (!team) throw new ApiError(401, "missing API key");
-      const { key, row } = await store.teams.createKey(team.id, (body as { name: string }).name);
+    listApiKeys: async (r) => ({
+      status: 200,
+      body: (await store.teams.listKeys(teamOf(r).id)).map(presentKey),
+    }),
+    createApiKey: async (r) => {
+      const { key, row } = await store.teams.createKey(teamOf(r).id, (r.body as { name: string }).name);
       return { status: 201, body: { ...presentKey(row), key } };
     },
-    deleteApiKey: async ({ team, params }) => {
-      if (!team) throw new ApiError(401, "missing API key");
-      const id = params.apiKeyID as string;
-      if (!(await store.teams.revokeKey(team.id, id))) throw notFound(`API key ${id} not found`);
+    deleteApiKey: async (r) => {
+      const id = r.params.apiKeyID as string;
+      if (!(await store.teams.revokeKey(teamOf(r).id, id))) throw notFound(`API key ${id} not found`);
       return { status: 204 };
     },
   };

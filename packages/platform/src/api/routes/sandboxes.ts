@@ -1,10 +1,22 @@
-import { type Orchestrator, SandboxNotFound, SandboxStateConflict } from "../../orchestrator/orchestrator.js";
+import {
+  type Orchestrator,
+  SandboxNotFound,
+  SandboxQuotaExceeded,
+  SandboxStateConflict,
+} from "../../orchestrator/orchestrator.js";
 import type { RuntimeName } from "../../runtime/container-runtime.js";
-import { parseTemplateRef, type SandboxRow, type Store, type Team } from "../../store/index.js";
-import { ApiError, badRequest, conflict, forbidden, notFound, tooMany } from "../errors.js";
+import { parseTemplateRef, type SandboxRow, type Store } from "../../store/index.js";
+import { badRequest, conflict, forbidden, notFound, tooMany } from "../errors.js";
 import type { ApiRequest, Handler, Reply } from "../server.js";
+import { ownedSandbox, teamOf } from "./access.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
-import { ownedBy, type PresentOptions, presentListedSandbox, presentSandbox, presentSandboxDetail } from "./present.js";
+import { type EgressConfig, type IngressConfig, internetAccess } from "./network-policy.js";
+import {
+  type PresentOptions,
+  presentListedSandbox,
+  presentSandbox,
+  presentSandboxDetail,
+} from "./present.js";
 
 export interface SandboxRoutesOptions extends PresentOptions {
   store: Store;
@@ -14,6 +26,8 @@ export interface SandboxRoutesOptions extends PresentOptions {
   /** Longest timeout a sandbox may ask for, in seconds. */
   maxTimeoutSeconds: number;
   availableRuntimes: RuntimeName[];
+  /** Told how long each successful create took, for the platform's metrics. */
+  observeCreate?(runtime: RuntimeName, seconds: number): void;
 }
 
 interface NewSandboxBody {
@@ -24,32 +38,33 @@ interface NewSandboxBody {
   metadata?: Record<string, string>;
   envVars?: Record<string, string>;
   allow_internet_access?: boolean;
-  secure?: boolean;
+  network?: Omit<EgressConfig, "allow_internet_access"> & IngressConfig;
   runtime?: RuntimeName;
+  /** Sent by newer clients; not supported here. */
+  iam?: { tokens?: Record<string, unknown> };
+  volumeMounts?: unknown[];
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 300;
 
-function teamOf(request: ApiRequest): Team {
-  if (!request.team) throw new ApiError(401, "missing API key");
-  return request.team;
+function decodeFilterPart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw badRequest(`metadata filter: '${part}' is not valid percent-encoding`);
+  }
 }
 
-/** The metadata filter arrives as a query string inside one query parameter. */
+/** The metadata filter arrives as a query string inside one query parameter (so it is decoded twice). */
 function parseMetadataFilter(raw: unknown): Record<string, string> | undefined {
   if (typeof raw !== "string" || raw === "") return undefined;
   const out: Record<string, string> = {};
-  for (const [k, v] of new URLSearchParams(raw)) out[decodeURIComponent(k)] = decodeURIComponent(v);
+  for (const [k, v] of new URLSearchParams(raw)) out[decodeFilterPart(k)] = decodeFilterPart(v);
   return out;
 }
 
 export function sandboxRoutes(o: SandboxRoutesOptions): Record<string, Handler> {
-  async function owned(request: ApiRequest): Promise<SandboxRow> {
-    const id = request.params.sandboxID as string;
-    const row = await o.store.sandboxes.get(id);
-    if (!ownedBy(row, teamOf(request))) throw notFound(`sandbox ${id} not found`);
-    return row;
-  }
+  const owned = (request: ApiRequest): Promise<SandboxRow> => ownedSandbox(o.store, request);
 
   /** Maps orchestrator errors to API statuses. */
   async function act<T>(fn: () => Promise<T>): Promise<T> {
@@ -58,6 +73,7 @@ export function sandboxRoutes(o: SandboxRoutesOptions): Record<string, Handler> 
     } catch (err) {
       if (err instanceof SandboxNotFound) throw notFound(err.message);
       if (err instanceof SandboxStateConflict) throw conflict(err.message);
+      if (err instanceof SandboxQuotaExceeded) throw tooMany(err.message, 5);
       throw err;
     }
   }
@@ -69,8 +85,22 @@ export function sandboxRoutes(o: SandboxRoutesOptions): Record<string, Handler> 
     if (timeout < 1 || timeout > o.maxTimeoutSeconds) {
       throw badRequest(`timeout must be between 1 and ${o.maxTimeoutSeconds} seconds, got ${timeout}`);
     }
+    if (body.iam?.tokens && Object.keys(body.iam.tokens).length > 0) {
+      throw badRequest("iam tokens are not supported by this server yet: create the sandbox without iam");
+    }
+    if (body.volumeMounts?.length) {
+      throw badRequest(
+        "volume mounts are not supported by this server yet: create the sandbox without volumeMounts",
+      );
+    }
+    const allowInternet = internetAccess(
+      { ...body.network, allow_internet_access: body.allow_internet_access },
+      body.network,
+    );
     if (body.runtime && !o.availableRuntimes.includes(body.runtime)) {
-      throw badRequest(`runtime ${body.runtime} is not available here (available: ${o.availableRuntimes.join(", ")})`);
+      throw badRequest(
+        `runtime ${body.runtime} is not available here (available: ${o.availableRuntimes.join(", ")})`,
+      );
     }
     const ref = parseTemplateRef(body.templateID);
     const template = await o.store.templates.resolveTemplate(ref, team);
@@ -80,25 +110,33 @@ export function sandboxRoutes(o: SandboxRoutesOptions): Record<string, Handler> 
     }
     const build = await o.store.templates.buildForTag(template.id, ref.tag);
     if (!build) {
-      throw notFound(ref.tag ? `template '${body.templateID}' has no tag '${ref.tag}'` : `template '${body.templateID}' has no ready build`);
+      throw notFound(
+        ref.tag
+          ? `template '${body.templateID}' has no tag '${ref.tag}'`
+          : `template '${body.templateID}' has no ready build`,
+      );
     }
-    if (build.status !== "ready") throw badRequest(`build ${build.id} of template '${body.templateID}' is ${build.status}, not ready`);
-    if ((await o.store.sandboxes.countLive(team.id)) >= o.maxSandboxesPerTeam) {
-      throw tooMany(`your team already runs ${o.maxSandboxesPerTeam} sandboxes, the most it may: kill one first`, 5);
+    if (build.status !== "ready") {
+      throw badRequest(`build ${build.id} of template '${body.templateID}' is ${build.status}, not ready`);
     }
-    const row = await o.orchestrator.create({
-      team,
-      template,
-      build,
-      alias: ref.namespace || ref.name !== template.id ? body.templateID.split(":")[0] : undefined,
-      timeoutSeconds: timeout,
-      metadata: body.metadata ?? {},
-      envVars: body.envVars ?? {},
-      allowInternet: body.allow_internet_access ?? true,
-      autoPause: body.autoPause ?? false,
-      autoResume: body.autoResume?.enabled ?? false,
-      runtime: body.runtime,
-    });
+    const started = performance.now();
+    const row = await act(() =>
+      o.orchestrator.create({
+        team,
+        template,
+        build,
+        alias: ref.namespace || ref.name !== template.id ? body.templateID.split(":")[0] : undefined,
+        timeoutSeconds: timeout,
+        metadata: body.metadata ?? {},
+        envVars: body.envVars ?? {},
+        allowInternet,
+        autoPause: body.autoPause ?? false,
+        autoResume: body.autoResume?.enabled ?? false,
+        runtime: body.runtime,
+        maxLivePerTeam: o.maxSandboxesPerTeam,
+      }),
+    );
+    o.observeCreate?.(row.runtime, (performance.now() - started) / 1000);
     return { status: 201, body: presentSandbox(row, o) };
   }
 
@@ -117,7 +155,9 @@ export function sandboxRoutes(o: SandboxRoutesOptions): Record<string, Handler> 
     const page = paged ? rows.slice(0, limit) : rows;
     const last = page.at(-1);
     const headers: Record<string, string> =
-      paged && rows.length > limit && last ? { "X-Next-Token": encodeCursor([last.started_at, last.id]) } : {};
+      paged && rows.length > limit && last
+        ? { "X-Next-Token": encodeCursor([last.started_at, last.id]) }
+        : {};
     return { status: 200, body: page.map((r) => presentListedSandbox(r, o)), headers };
   }
 
@@ -144,7 +184,9 @@ export function sandboxRoutes(o: SandboxRoutesOptions): Record<string, Handler> 
     },
     pauseSandbox: async (r) => {
       const row = await owned(r);
-      await act(() => o.orchestrator.pause(row.id));
+      // `memory: false` asks for a filesystem-only pause: resume boots the sandbox again.
+      const keepMemory = (r.body as { memory?: boolean } | undefined)?.memory !== false;
+      await act(() => o.orchestrator.pause(row.id, keepMemory ? "frozen" : "stopped"));
       return { status: 204 };
     },
     resumeSandbox: async (r) => {
@@ -163,10 +205,18 @@ export function sandboxRoutes(o: SandboxRoutesOptions): Record<string, Handler> 
       await act(() => o.orchestrator.setTimeout(row.id, timeout));
       return { status: 204 };
     },
+    updateSandboxNetwork: async (r) => {
+      const row = await owned(r);
+      const allowed = internetAccess(r.body as EgressConfig);
+      await act(() => o.orchestrator.setInternet(row.id, allowed));
+      return { status: 204 };
+    },
     refreshSandbox: async (r) => {
       const row = await owned(r);
       const duration = (r.body as { duration?: number } | undefined)?.duration ?? 60;
-      if (duration < 0 || duration > 3600) throw badRequest(`duration must be between 0 and 3600 seconds, got ${duration}`);
+      if (duration < 0 || duration > 3600) {
+        throw badRequest(`duration must be between 0 and 3600 seconds, got ${duration}`);
+      }
       const wanted = Date.now() + duration * 1000;
       if (wanted > Date.parse(row.end_at)) await act(() => o.orchestrator.setTimeout(row.id, duration));
       return { status: 204 };

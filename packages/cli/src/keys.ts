@@ -1,0 +1,123 @@
+import { parseArgs } from "node:util";
+import { type ApiKeyRow, defaultTeam, openStore, type Store } from "@x/platform";
+import { STORE_HELP, STORE_OPTIONS, storeLocation } from "./store-location.js";
+
+const HELP = `x keys: manage the API keys of the platform's team, directly in its store
+
+  x keys create NAME   make a key; it is printed this once and never again
+  x keys list          the team's keys (masked)
+  x keys revoke ID     revoke a key at once (ID as 'list' shows it)
+
+${STORE_HELP}  --json              machine-readable output
+`;
+
+export interface KeysIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+const processIo: KeysIo = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+};
+
+function present(row: ApiKeyRow) {
+  return {
+    apiKeyID: row.id,
+    name: row.name,
+    maskedKey: row.key_mask,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+  };
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return `${rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n")}\n`;
+}
+
+async function run(
+  store: Store,
+  command: string,
+  args: string[],
+  json: boolean,
+  io: KeysIo,
+): Promise<number> {
+  const team = await defaultTeam(store);
+  const print = (value: unknown, text: string) => io.out(json ? `${JSON.stringify(value, null, 2)}\n` : text);
+  switch (command) {
+    case "create": {
+      const [name] = args;
+      if (!name || name.length > 100) {
+        io.err("x keys create: give the key a NAME of 1 to 100 characters\n");
+        return 2;
+      }
+      const { key, row } = await store.teams.createKey(team.id, name);
+      print(
+        { ...present(row), key },
+        `created key '${name}' (${row.id}) for team ${team.namespace}; it is shown only now:\n${key}\n`,
+      );
+      return 0;
+    }
+    case "list": {
+      const rows = await store.teams.listKeys(team.id);
+      const header = ["ID", "NAME", "KEY", "CREATED", "LAST USED"];
+      print(
+        rows.map(present),
+        table([
+          header,
+          ...rows.map((r) => [r.id, r.name, r.key_mask, r.created_at, r.last_used_at ?? "never"]),
+        ]),
+      );
+      return 0;
+    }
+    case "revoke": {
+      const [id] = args;
+      if (!id) {
+        io.err("x keys revoke: give the ID of the key to revoke ('x keys list' shows them)\n");
+        return 2;
+      }
+      if (!(await store.teams.revokeKey(team.id, id))) {
+        io.err(`x keys revoke: team ${team.namespace} has no key ${id}\n`);
+        return 1;
+      }
+      print({ apiKeyID: id, revoked: true }, `revoked key ${id}\n`);
+      return 0;
+    }
+    default:
+      io.err(`x keys: unknown command '${command}'\n${HELP}`);
+      return 2;
+  }
+}
+
+/** `x keys create NAME | list | revoke ID`; returns the exit code. */
+export async function keys(argv: string[], io: KeysIo = processIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      ...STORE_OPTIONS,
+      json: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  const [command, ...args] = positionals;
+  if (values.help || !command) {
+    (values.help ? io.out : io.err)(HELP);
+    return values.help ? 0 : 2;
+  }
+  const store = await openStore(storeLocation(values));
+  try {
+    return await run(store, command, args, values.json ?? false, io);
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,53 @@
+import { type LogLevel, readSandboxLogs, type SandboxLogQuery } from "../../observability/sandbox-logs.js";
+import type { SandboxRow, Store } from "../../store/index.js";
+import type { ApiRequest, Handler } from "../server.js";
+import { ownedSandbox } from "./access.js";
+
+export interface SandboxLogsRoutesOptions {
+  store: Store;
+  /** Path of a sandbox's console log. */
+  consoleLog(sandboxId: string): string;
+}
+
+/** Times are compared as ISO text, which sorts correctly up to the year 9999: later means "the end of time". */
+const MAX_TIME_MS = Date.parse("9999-12-31T23:59:59.999Z");
+
+const clampTime = (ms: number | undefined) => (ms === undefined ? undefined : Math.min(ms, MAX_TIME_MS));
+
+/** A sandbox's logs: lifecycle events from the store and its console (envd and runtime lines). */
+export function sandboxLogsRoutes(o: SandboxLogsRoutesOptions): Record<string, Handler> {
+  const read = (row: SandboxRow, query: SandboxLogQuery) =>
+    readSandboxLogs({ store: o.store, sandbox: row, consoleLog: o.consoleLog(row.id) }, query);
+
+  return {
+    getSandboxLogsLegacy: async (r: ApiRequest) => {
+      const row = await ownedSandbox(o.store, r);
+      const entries = await read(row, {
+        from: clampTime(r.params.start as number | undefined),
+        direction: "forward",
+        limit: (r.params.limit as number | undefined) ?? 1000,
+      });
+      return {
+        status: 200,
+        body: {
+          logs: entries.map((e) => ({ timestamp: e.timestamp, line: e.line })),
+          logEntries: entries.map(({ line: _line, ...entry }) => entry),
+        },
+      };
+    },
+    getSandboxLogs: async (r: ApiRequest) => {
+      const row = await ownedSandbox(o.store, r);
+      const direction = (r.params.direction as SandboxLogQuery["direction"] | undefined) ?? "forward";
+      const cursor = clampTime(r.params.cursor as number | undefined);
+      const entries = await read(row, {
+        // forward reads from the cursor on, backward from the cursor back
+        ...(direction === "forward" ? { from: cursor } : { to: cursor }),
+        direction,
+        limit: (r.params.limit as number | undefined) ?? 1000,
+        minLevel: r.params.level as LogLevel | undefined,
+        search: r.params.search as string | undefined,
+      });
+      return { status: 200, body: { logs: entries.map(({ line: _line, ...entry }) => entry) } };
+    },
+  };
+}

@@ -1,0 +1,59 @@
+import { parseConsole } from "./sandbox-logs.js";
+
+describe("parseConsole", () => {
+  it("turns envd's JSON lines into entries and keeps other lines verbatim", () => {
+    const text = [
+      "runtime says hello",
+      '{"t":"2026-01-01T00:00:01.000Z","level":"info","msg":"envd ready","port":49983,"version":"0.6.4"}',
+      "",
+      '{"t":"2026-01-01T00:00:02.500Z","level":"warn","msg":"slow","detail":{"ms":900}}',
+      "a plain line after it",
+      '{"level":"bogus","msg":"no time"}',
+      '["json but not an entry"]',
+    ].join("\n");
+    expect(parseConsole(text, "2026-01-01T00:00:00.000Z")).toEqual([
+      {
+        timestamp: "2026-01-01T00:00:00.000Z",
+        level: "info",
+        message: "runtime says hello",
+        fields: { source: "console" },
+        line: "runtime says hello",
+      },
+      {
+        timestamp: "2026-01-01T00:00:01.000Z",
+        level: "info",
+        message: "envd ready",
+        fields: { port: "49983", version: "0.6.4", source: "envd" },
+        line: expect.stringContaining("envd ready"),
+      },
+      {
+        timestamp: "2026-01-01T00:00:02.500Z",
+        level: "warn",
+        message: "slow",
+        fields: { detail: '{"ms":900}', source: "envd" },
+        line: expect.any(String),
+      },
+      {
+        timestamp: "2026-01-01T00:00:02.500Z",
+        level: "info",
+        message: "a plain line after it",
+        fields: { source: "console" },
+        line: "a plain line after it",
+      },
+      {
+        timestamp: "2026-01-01T00:00:02.500Z",
+        level: "info",
+        message: "no time",
+        fields: { source: "envd" },
+        line: expect.any(String),
+      },
+      {
+        timestamp: "2026-01-01T00:00:02.500Z",
+        level: "info",
+        message: '["json but not an entry"]',
+        fields: { source: "console" },
+        line: '["json but not an entry"]',
+      },
+    ]);
+  });
+});

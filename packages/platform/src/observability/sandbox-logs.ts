@@ -1,0 +1,147 @@
+import { open } from "node:fs/promises";
+import type { SandboxRow, Store } from "../store/index.js";
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+/** One entry of a sandbox's log: a lifecycle event from the store or a console line. */
+export interface SandboxLogEntry {
+  timestamp: string;
+  level: LogLevel;
+  message: string;
+  fields: Record<string, string>;
+  /** The entry as one line of text (the legacy API's `logs[].line`). */
+  line: string;
+}
+
+export interface SandboxLogQuery {
+  /** Unix ms, inclusive bounds. */
+  from?: number;
+  to?: number;
+  /** forward: oldest first; backward: newest first. */
+  direction: "forward" | "backward";
+  limit: number;
+  /** Entries at this level or more severe. */
+  minLevel?: LogLevel;
+  /** Case-sensitive substring of the message. */
+  search?: string;
+}
+
+export interface SandboxLogSources {
+  store: Store;
+  sandbox: SandboxRow;
+  /** The container's console: envd's structured stderr and the runtime's own lines. */
+  consoleLog: string;
+}
+
+const SEVERITY: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
+/** Only this much of the end of a console log is read: logs stay cheap however chatty a sandbox is. */
+const CONSOLE_TAIL_BYTES = 8 * 1024 * 1024;
+/** Events of one sandbox considered per request (they are few: one per lifecycle change). */
+const MAX_EVENTS = 10_000;
+
+function asLevel(value: unknown): LogLevel {
+  return typeof value === "string" && value in SEVERITY ? (value as LogLevel) : "info";
+}
+
+function stringFields(
+  values: Record<string, unknown>,
+  extra: Record<string, string>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(values))
+    out[key] = typeof value === "string" ? value : JSON.stringify(value);
+  return { ...out, ...extra };
+}
+
+async function readTail(file: string, maxBytes: number): Promise<string> {
+  const handle = await open(file, "r").catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return undefined;
+    throw err;
+  });
+  if (!handle) return "";
+  try {
+    const { size } = await handle.stat();
+    const start = Math.max(0, size - maxBytes);
+    const buffer = Buffer.alloc(size - start);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
+    const text = buffer.subarray(0, bytesRead).toString("utf8");
+    // a tail that starts mid-line drops the partial line
+    return start > 0 ? text.slice(text.indexOf("\n") + 1) : text;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Console lines: JSON objects `{t, level, msg, ...}` from envd, anything else verbatim (the
+ * runtime's, or envd's own crash output). A line without a time takes that of the line before.
+ */
+export function parseConsole(text: string, startedAt: string): SandboxLogEntry[] {
+  const entries: SandboxLogEntry[] = [];
+  let timestamp = startedAt;
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      parsed = undefined;
+    }
+    if (
+      parsed &&
+      typeof parsed === "object" &&
+      !Array.isArray(parsed) &&
+      typeof (parsed as { msg?: unknown }).msg === "string"
+    ) {
+      const { t, level, msg, ...rest } = parsed as Record<string, unknown>;
+      if (typeof t === "string" && !Number.isNaN(Date.parse(t))) timestamp = new Date(t).toISOString();
+      entries.push({
+        timestamp,
+        level: asLevel(level),
+        message: msg as string,
+        fields: stringFields(rest, { source: "envd" }),
+        line,
+      });
+    } else {
+      entries.push({ timestamp, level: "info", message: line, fields: { source: "console" }, line });
+    }
+  }
+  return entries;
+}
+
+/** A sandbox's log: its lifecycle events and console lines, merged by time and filtered. */
+export async function readSandboxLogs(
+  sources: SandboxLogSources,
+  query: SandboxLogQuery,
+): Promise<SandboxLogEntry[]> {
+  const { store, sandbox } = sources;
+  const events = await store.events.forSandbox(sandbox.id, {
+    from: query.from === undefined ? undefined : new Date(query.from).toISOString(),
+    to: query.to === undefined ? undefined : new Date(query.to).toISOString(),
+    order: query.direction === "forward" ? "asc" : "desc",
+    limit: MAX_EVENTS,
+  });
+  const entries: SandboxLogEntry[] = events.map((e) => ({
+    timestamp: e.at,
+    level: "info",
+    message: e.type.replaceAll(".", " ").replaceAll("_", " "),
+    fields: stringFields(e.data, { source: "platform", event: e.type }),
+    line: JSON.stringify({ t: e.at, event: e.type, ...e.data }),
+  }));
+  entries.push(...parseConsole(await readTail(sources.consoleLog, CONSOLE_TAIL_BYTES), sandbox.started_at));
+
+  const minSeverity = query.minLevel ? SEVERITY[query.minLevel] : 0;
+  const wanted = entries.filter((entry) => {
+    const at = Date.parse(entry.timestamp);
+    return (
+      (query.from === undefined || at >= query.from) &&
+      (query.to === undefined || at <= query.to) &&
+      SEVERITY[entry.level] >= minSeverity &&
+      (query.search === undefined || entry.message.includes(query.search))
+    );
+  });
+  // stable sort: entries of the same millisecond keep the order they were written in
+  wanted.sort((a, b) => Date.parse(a.timestamp) - Date.parse(b.timestamp));
+  if (query.direction === "backward") wanted.reverse();
+  return wanted.slice(0, query.limit);
+}

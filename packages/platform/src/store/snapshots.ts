@@ -1,0 +1,68 @@
+import type { Kysely } from "kysely";
+import type { Database, SnapshotRow } from "./schema.js";
+
+export interface SnapshotListFilter {
+  teamId: string;
+  sandboxId?: string;
+  templateId?: string;
+  buildId?: string;
+  limit: number;
+  /** Cursor: created_at and id of the last row of the previous page. */
+  after?: { createdAt: string; id: string };
+}
+
+/** A snapshot with the tags that currently point at its build. */
+export type ListedSnapshot = SnapshotRow & { tags: string[] };
+
+/** Snapshots taken of sandboxes: each one is a build of a snapshot template. */
+export class SnapshotStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(row: SnapshotRow): Promise<void> {
+    await this.db.insertInto("snapshots").values(row).execute();
+  }
+
+  /**
+   * Newest first. Only snapshots a tag still points at are listed: a snapshot whose tag moved
+   * on to a newer snapshot of the same name is no longer reachable by name.
+   */
+  async list(filter: SnapshotListFilter): Promise<ListedSnapshot[]> {
+    let q = this.db
+      .selectFrom("snapshots")
+      .selectAll()
+      .where("team_id", "=", filter.teamId)
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom("template_tags")
+            .select("tag")
+            .whereRef("template_tags.build_id", "=", "snapshots.build_id"),
+        ),
+      );
+    if (filter.sandboxId) q = q.where("sandbox_id", "=", filter.sandboxId);
+    if (filter.templateId) q = q.where("template_id", "=", filter.templateId);
+    if (filter.buildId) q = q.where("build_id", "=", filter.buildId);
+    const after = filter.after;
+    if (after) {
+      q = q.where((eb) =>
+        eb.or([
+          eb("created_at", "<", after.createdAt),
+          eb.and([eb("created_at", "=", after.createdAt), eb("id", ">", after.id)]),
+        ]),
+      );
+    }
+    const rows = await q.orderBy("created_at", "desc").orderBy("id").limit(filter.limit).execute();
+    if (rows.length === 0) return [];
+    const tags = await this.db
+      .selectFrom("template_tags")
+      .select(["build_id", "tag"])
+      .where(
+        "build_id",
+        "in",
+        rows.map((r) => r.build_id),
+      )
+      .orderBy("tag")
+      .execute();
+    return rows.map((r) => ({ ...r, tags: tags.filter((t) => t.build_id === r.build_id).map((t) => t.tag) }));
+  }
+}

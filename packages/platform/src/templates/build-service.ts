@@ -1,0 +1,50 @@
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import type { Logger } from "../log.js";
+import type { SandboxHost } from "../orchestrator/sandbox-host.js";
+import type { RuntimeName } from "../runtime/container-runtime.js";
+import type { Store } from "../store/index.js";
+import { Builder } from "./builder.js";
+import { LayerStore } from "./layers.js";
+import { BuildUploads } from "./uploads.js";
+
+/** Largest COPY archive the platform accepts. */
+const MAX_UPLOAD_BYTES = 8 * 1024 ** 3;
+
+export interface BuildService {
+  builder: Builder;
+  uploads: BuildUploads;
+  layers: LayerStore;
+  /** `<dataDir>/import`: the only place `fromImage` reads OCI layouts and archives from. */
+  importDir: string;
+  maxUploadBytes: number;
+}
+
+/**
+ * The template build machinery of one platform process: layers, uploads and the builder,
+ * which runs build steps in sandboxes of `runtime`. Builds a previous process left unfinished
+ * are failed first.
+ */
+export async function createBuildService(o: {
+  store: Store;
+  host: SandboxHost;
+  runtime: RuntimeName;
+  dataDir: string;
+  log: Logger;
+}): Promise<BuildService> {
+  const layers = new LayerStore(o.dataDir);
+  const uploads = await BuildUploads.open(o.dataDir);
+  const importDir = path.join(o.dataDir, "import");
+  await mkdir(importDir, { recursive: true });
+  const builder = new Builder({
+    store: o.store,
+    host: o.host,
+    runtime: o.runtime,
+    layers,
+    uploads,
+    importDir,
+    log: o.log,
+  });
+  await builder.recover();
+  return { builder, uploads, layers, importDir, maxUploadBytes: MAX_UPLOAD_BYTES };
+}

@@ -1,0 +1,175 @@
+import http from "node:http";
+import { Readable } from "node:stream";
+import { createEnvdClient, ENVD_PORT, type EnvdClient, type StartResponse } from "@x/envd-client";
+
+/** A sandbox's envd as the platform reaches it: the sandbox address, not the proxy. */
+export interface EnvdTarget {
+  address: string;
+  accessToken: string;
+}
+
+export interface ShellCommand {
+  /** Shell text, run like the public client runs commands: `bash -l -c` (`sh -c` without bash). */
+  cmd: string;
+  user: string;
+  cwd?: string;
+  envs?: Record<string, string>;
+  /** Tag of the process in envd (lets clients find and reconnect to it). */
+  tag?: string;
+}
+
+export interface CommandResult {
+  exitCode: number;
+  /** envd's description of how it ended, e.g. "exit status 1" or "signal: killed". */
+  status: string;
+}
+
+export type OutputHandler = (line: string, stream: "stdout" | "stderr") => void;
+
+/**
+ * fetch over node:http with a connection of its own per request. Sandbox addresses are
+ * reused, and the global fetch's pooled keep-alive sockets then race the next sandbox's first
+ * request into a reset (seen under gVisor): a fresh connection each time has no such history.
+ */
+export const envdFetch: typeof fetch = async (input, init) => {
+  const request = new Request(input, init);
+  const url = new URL(request.url);
+  const body = request.body ? Buffer.from(await request.arrayBuffer()) : undefined;
+  const headers: Record<string, string> = {};
+  request.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  return new Promise<Response>((resolve, reject) => {
+    const req = http.request(
+      {
+        hostname: url.hostname,
+        port: url.port,
+        path: `${url.pathname}${url.search}`,
+        method: request.method,
+        headers,
+        agent: false,
+        signal: request.signal,
+      },
+      (res) => {
+        const received = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) {
+          for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value])
+            received.append(name, v);
+        }
+        const status = res.statusCode ?? 502;
+        const stream = [204, 205, 304].includes(status)
+          ? null
+          : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
+        resolve(new Response(stream, { status, statusText: res.statusMessage, headers: received }));
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+};
+
+export function envdClient(target: EnvdTarget): EnvdClient {
+  return createEnvdClient({
+    baseUrl: `http://${target.address}:${ENVD_PORT}`,
+    accessToken: target.accessToken,
+    fetch: envdFetch,
+  });
+}
+
+/** Images without bash (busybox, alpine) still run steps: fall back to sh. */
+const SHELL_SCRIPT =
+  'if command -v bash >/dev/null 2>&1; then exec bash -l -c "$1"; else exec sh -c "$1"; fi';
+
+function startRequest(c: ShellCommand) {
+  return {
+    process: { cmd: "/bin/sh", args: ["-c", SHELL_SCRIPT, "sh", c.cmd], envs: c.envs ?? {}, cwd: c.cwd },
+    tag: c.tag,
+    stdin: false,
+  };
+}
+
+function callOptions(user: string, signal?: AbortSignal) {
+  // envd takes the user from Basic auth, as the public client sends it
+  return { headers: { Authorization: `Basic ${Buffer.from(`${user}:`).toString("base64")}` }, signal };
+}
+
+/** Splits a byte stream into lines, holding back a partial last line until more arrives. */
+class LineSplitter {
+  private partial = "";
+  private readonly decoder = new TextDecoder();
+
+  constructor(private readonly emit: (line: string) => void) {}
+
+  push(bytes: Uint8Array): void {
+    const lines = (this.partial + this.decoder.decode(bytes, { stream: true })).split(/\r?\n/);
+    this.partial = lines.pop() ?? "";
+    for (const line of lines) this.emit(line);
+  }
+
+  end(): void {
+    if (this.partial) this.emit(this.partial);
+    this.partial = "";
+  }
+}
+
+/** Reads a process's event stream to its end, handing output lines on; resolves with how it ended. */
+async function follow(
+  stream: AsyncIterable<StartResponse>,
+  onOutput?: OutputHandler,
+  onStart?: () => void,
+): Promise<CommandResult> {
+  const out = new LineSplitter((l) => onOutput?.(l, "stdout"));
+  const err = new LineSplitter((l) => onOutput?.(l, "stderr"));
+  for await (const message of stream) {
+    const event = message.event?.event;
+    if (event?.case === "start") onStart?.();
+    if (event?.case === "data") {
+      const { output } = event.value;
+      if (output.case === "stdout") out.push(output.value);
+      if (output.case === "stderr") err.push(output.value);
+    }
+    if (event?.case === "end") {
+      out.end();
+      err.end();
+      const end = event.value;
+      return { exitCode: end.exitCode, status: end.error ? `${end.status}: ${end.error}` : end.status };
+    }
+  }
+  throw new Error("envd closed the process stream before the process ended");
+}
+
+/** Runs a command to its end in the sandbox, streaming its output lines to `onOutput`. */
+export async function runCommand(
+  target: EnvdTarget,
+  c: ShellCommand,
+  opts: { onOutput?: OutputHandler; signal?: AbortSignal } = {},
+): Promise<CommandResult> {
+  const stream = envdClient(target).process.start(startRequest(c), callOptions(c.user, opts.signal));
+  return follow(stream, opts.onOutput);
+}
+
+/** A command left running in the sandbox: `ended` settles when it exits. */
+export interface BackgroundProcess {
+  ended: Promise<CommandResult>;
+  /** Stops following its output; the process keeps running. */
+  detach(): void;
+}
+
+/** Starts a command that keeps running after the call; resolves once envd has started it. */
+export async function startCommand(
+  target: EnvdTarget,
+  c: ShellCommand,
+  onOutput?: OutputHandler,
+): Promise<BackgroundProcess> {
+  const following = new AbortController();
+  const stream = envdClient(target).process.start(startRequest(c), callOptions(c.user, following.signal));
+  let started!: () => void;
+  const start = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  const ended = follow(stream, onOutput, started);
+  // a stream that fails before `start` fails the call; later failures only end the following
+  await Promise.race([start, ended]);
+  ended.catch(() => undefined);
+  return { ended, detach: () => following.abort() };
+}

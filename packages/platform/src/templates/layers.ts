@@ -1,0 +1,148 @@
+import { createHash, randomBytes } from "node:crypto";
+import { access, mkdir, rename, rm } from "node:fs/promises";
+import path from "node:path";
+import { mountOverlay, unmountOverlay } from "../rootfs/overlay.js";
+import { command } from "../runtime/command.js";
+import { RootfsView } from "./rootfs-view.js";
+
+const LAYERS = "layers";
+
+/**
+ * Template layers: directories under `<dataDir>/layers`, stacked read-only (topmost first) as
+ * the lower layers of sandbox overlays. A build step's layer is named by its cache key, so an
+ * unchanged step finds its layer and does no work; a snapshot's layer has a random name. Layers
+ * are written in a staging directory and renamed into place, so a layer that exists is complete.
+ * Overlay whiteouts (0/0 character devices) and opaque-directory xattrs in a layer are kept:
+ * they are what a deletion in an upper directory looks like, and stay valid as lower layers.
+ */
+export class LayerStore {
+  constructor(private readonly dataDir: string) {}
+
+  /** Cache key of a step: the parent's key and everything that decides the step's result. */
+  static key(parentKey: string, ...parts: string[]): string {
+    const hash = createHash("sha256").update(parentKey);
+    for (const part of parts) hash.update("\0").update(part);
+    return hash.digest("hex").slice(0, 32);
+  }
+
+  /** Layer paths are stored relative to the data directory (`layers/<name>`). */
+  rel(name: string): string {
+    return `${LAYERS}/${name}`;
+  }
+
+  abs(rel: string): string {
+    return path.resolve(this.dataDir, rel);
+  }
+
+  async has(name: string): Promise<boolean> {
+    return access(this.abs(this.rel(name))).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /** A fresh scratch directory on the layers' filesystem (renames into place stay atomic). */
+  async staging(): Promise<string> {
+    const dir = path.join(this.dataDir, LAYERS, `.staging-${randomBytes(8).toString("hex")}`);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    return dir;
+  }
+
+  /**
+   * Moves a finished directory into place as layer `name`. When another build committed the
+   * same key meanwhile, theirs is kept (same inputs, same result).
+   */
+  async commit(dir: string, name: string): Promise<string> {
+    const rel = this.rel(name);
+    await mkdir(path.dirname(this.abs(rel)), { recursive: true });
+    try {
+      await rename(dir, this.abs(rel));
+    } catch (err) {
+      if (
+        (err as NodeJS.ErrnoException).code !== "ENOTEMPTY" &&
+        (err as NodeJS.ErrnoException).code !== "EEXIST"
+      )
+        throw err;
+      await rm(dir, { recursive: true, force: true });
+    }
+    return rel;
+  }
+
+  /** An empty layer `name`: the cache entry of a step that turned out to change no files. */
+  async empty(name: string): Promise<string> {
+    const staging = await this.staging();
+    return this.commit(staging, name);
+  }
+
+  /** A copy of `source` (a sandbox's writable layer) as layer `name`: attributes, xattrs and whiteouts kept. */
+  async copyIn(source: string, name: string): Promise<string> {
+    const staging = await this.staging();
+    const target = path.join(staging, "layer");
+    try {
+      await command("cp", ["-a", "--reflink=auto", "--", source, target], { timeoutMs: 30 * 60_000 });
+      return await this.commit(target, name);
+    } finally {
+      await rm(staging, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * Runs `fn` on a host-side overlay of `lowers` with a fresh upper directory and returns that
+   * upper directory's contents as layer `name`: whatever `fn` changes through the view lands in
+   * the new layer, with the kernel's copy-up giving parent directories their original attributes.
+   */
+  async writeThrough(
+    lowers: string[],
+    name: string,
+    fn: (view: RootfsView) => Promise<void>,
+  ): Promise<string> {
+    const staging = await this.staging();
+    const upper = path.join(staging, "upper");
+    const merged = path.join(staging, "merged");
+    try {
+      await mountOverlay({
+        lowers: lowers.map((l) => this.abs(l)),
+        upperDir: upper,
+        workDir: path.join(staging, "work"),
+        target: merged,
+      });
+      try {
+        await fn(new RootfsView(merged));
+      } finally {
+        await unmountOverlay(merged);
+      }
+      return await this.commit(upper, name);
+    } finally {
+      await rm(staging, { recursive: true, force: true });
+    }
+  }
+
+  /** Runs `fn` on a view of `lowers` for lookups (accounts, paths); changes made through it are discarded. */
+  async inspect<T>(lowers: string[], fn: (view: RootfsView) => Promise<T>): Promise<T> {
+    const staging = await this.staging();
+    const merged = path.join(staging, "merged");
+    try {
+      await mountOverlay({
+        lowers: lowers.map((l) => this.abs(l)),
+        upperDir: path.join(staging, "upper"),
+        workDir: path.join(staging, "work"),
+        target: merged,
+      });
+      try {
+        return await fn(new RootfsView(merged));
+      } finally {
+        await unmountOverlay(merged);
+      }
+    } finally {
+      await rm(staging, { recursive: true, force: true });
+    }
+  }
+
+  /** Removes layers (paths as stored in builds); only ones under `layers/`. */
+  async remove(rels: Iterable<string>): Promise<void> {
+    for (const rel of rels) {
+      if (!rel.startsWith(`${LAYERS}/`) || rel.includes("..")) continue;
+      await rm(this.abs(rel), { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,75 @@
+import { DEFAULT_TAG } from "../store/index.js";
+
+/** A name or tag a caller sent that cannot be used; the API answers 400 with the message. */
+export class InvalidName extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "InvalidName";
+  }
+}
+
+/** Names and tags the way the public service accepts them: lowercase, no spaces, no colons. */
+const ALIAS = /^[a-z0-9_-]+$/;
+const TAG = /^[a-z0-9._-]+$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** `alias`, `namespace/alias`, either with `:tag`. */
+export interface TemplateName {
+  namespace?: string;
+  alias: string;
+  tag?: string;
+}
+
+export function normalizeTag(raw: string): string {
+  const tag = raw.trim().toLowerCase();
+  if (!TAG.test(tag))
+    throw new InvalidName(`invalid tag '${raw}': use lowercase letters, digits, '.', '_' and '-'`);
+  // a tag that looks like a build id would make `name:<build id>` ambiguous
+  if (UUID.test(tag)) throw new InvalidName(`invalid tag '${raw}': a tag cannot be a UUID`);
+  return tag;
+}
+
+/** Normalised, deduplicated tags, in the order given. */
+export function normalizeTags(raw: readonly string[]): string[] {
+  return [...new Set(raw.map(normalizeTag))];
+}
+
+export function parseName(raw: string): TemplateName {
+  const input = raw.trim().toLowerCase();
+  const colon = input.indexOf(":");
+  const base = colon >= 0 ? input.slice(0, colon) : input;
+  const tag = colon >= 0 ? normalizeTag(input.slice(colon + 1)) : undefined;
+  const slash = base.indexOf("/");
+  const namespace = slash >= 0 ? base.slice(0, slash) : undefined;
+  const alias = slash >= 0 ? base.slice(slash + 1) : base;
+  if (!ALIAS.test(alias)) {
+    throw new InvalidName(
+      `invalid name '${raw}': use lowercase letters, digits, '_' and '-' (optionally 'namespace/' before and ':tag' after)`,
+    );
+  }
+  if (namespace !== undefined && !ALIAS.test(namespace))
+    throw new InvalidName(`invalid namespace in '${raw}'`);
+  return { namespace, alias, tag };
+}
+
+/**
+ * Parses a name a team gives one of its own templates: a namespace, when present, must be the
+ * team's own.
+ */
+export function parseOwnName(raw: string, teamNamespace: string): TemplateName & { namespace: string } {
+  const name = parseName(raw);
+  if (name.namespace !== undefined && name.namespace !== teamNamespace) {
+    throw new InvalidName(
+      `namespace '${name.namespace}' in '${raw}' is not your team's ('${teamNamespace}')`,
+    );
+  }
+  return { ...name, namespace: teamNamespace };
+}
+
+export function fullName(namespace: string, alias: string): string {
+  return `${namespace}/${alias}`;
+}
+
+export function withTag(name: string, tag: string | undefined): string {
+  return `${name}:${tag ?? DEFAULT_TAG}`;
+}

@@ -1,0 +1,269 @@
+/**
+ * The template API around builds, through the public e2b client where it has a call and over
+ * HTTP otherwise: pagination of builds, tags, access between teams, upload links, status
+ * polling and the error answers.
+ */
+import { randomBytes } from "node:crypto";
+import { Sandbox, Template } from "e2b";
+import { DEFAULT_TAG, type Team } from "../../src/store/index.js";
+import { startTemplatePlatform, type TemplatePlatform } from "./support.js";
+
+describe("template API", () => {
+  let p: TemplatePlatform;
+  let team: Team;
+  let other: { team: Team; key: string };
+  const sandboxes: Sandbox[] = [];
+
+  beforeAll(async () => {
+    p = await startTemplatePlatform("runc");
+    p.useClient();
+    team = await p.t.platform.defaultTeam();
+    const otherTeam = await p.t.platform.store.teams.createTeam("Other team", "other");
+    other = { team: otherTeam, key: (await p.t.platform.store.teams.createKey(otherTeam.id, "other")).key };
+  });
+
+  afterEach(async () => {
+    await Promise.all(sandboxes.splice(0).map((s) => s.kill().catch(() => undefined)));
+  });
+
+  afterAll(async () => {
+    await p.stop();
+  });
+
+  /** Requests a build and starts it; resolves with the ids once it is ready. */
+  async function buildOverHttp(name: string, start: object, key?: string) {
+    const created = await p.api("POST", "/v3/templates", { name }, key);
+    expect(created.status).toBe(202);
+    const { templateID, buildID } = created.body;
+    const started = await p.api("POST", `/v2/templates/${templateID}/builds/${buildID}`, start, key);
+    expect(started.status).toBe(202);
+    for (;;) {
+      const status = await p.api("GET", `/templates/${templateID}/builds/${buildID}/status`, undefined, key);
+      if (status.body.status === "ready") return { templateID, buildID };
+      if (status.body.status === "error") throw new Error(status.body.reason.message);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  it("pages a template's 250 builds with nextToken and limit", async () => {
+    const { store } = p.t.platform;
+    const template = await store.templates.createTemplate(team.id);
+    await store.templates.addAlias(team.namespace, "paged", template.id);
+    const base = await store.templates.buildForTag(
+      (await store.templates.aliasTarget("system", "base"))!,
+      DEFAULT_TAG,
+    );
+    for (let i = 0; i < 250; i++) {
+      await store.templates.createBuild({
+        template_id: template.id,
+        status: "ready",
+        reason: null,
+        finished_at: new Date().toISOString(),
+        cpu_count: 1,
+        memory_mb: 512,
+        disk_size_mb: 1024,
+        envd_version: "0.6.4",
+        spec: base!.spec,
+        layers: base!.layers,
+        start_cmd: null,
+        ready_cmd: null,
+        snapshot_kind: null,
+      });
+    }
+    const expected = (await store.templates.listBuilds(template.id, { limit: 1000 })).map((b) => b.id);
+    expect(new Set(expected).size).toBe(250);
+
+    const seen: string[] = [];
+    const pageSizes: number[] = [];
+    let token: string | null = null;
+    do {
+      const query: string = token ? `?limit=100&nextToken=${encodeURIComponent(token)}` : "?limit=100";
+      const page = await p.api("GET", `/templates/paged${query}`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get("x-next-token")).toBe(page.body.nextToken ?? null);
+      pageSizes.push(page.body.builds.length);
+      seen.push(...page.body.builds.map((b: { buildID: string }) => b.buildID));
+      token = page.body.nextToken;
+    } while (token);
+    expect(pageSizes).toEqual([100, 100, 50]);
+    expect(seen).toEqual(expected);
+
+    const byDefault = await p.api("GET", `/templates/${template.id}`);
+    expect(byDefault.body.builds).toHaveLength(100);
+    expect(byDefault.body.names).toEqual(["default/paged"]);
+    for (const limit of ["0", "101", "ten"]) {
+      const bad = await p.api("GET", `/templates/paged?limit=${limit}`);
+      expect(bad.status).toBe(400);
+      expect(bad.body.code).toBe(400);
+    }
+    expect((await p.api("GET", "/templates/paged?nextToken=bogus")).status).toBe(400);
+  });
+
+  it("assigns, lists and deletes tags, and creates sandboxes from name:tag", async () => {
+    const v1 = await Template.build(Template().fromTemplate("base").setEnvs({ V: "one" }), "tagged:v1");
+    expect(v1.tags).toEqual(["v1"]);
+    const assigned = await Template.assignTags("tagged:v1", ["prod", "stable"]);
+    expect(assigned).toEqual({ buildId: v1.buildId, tags: ["prod", "stable"] });
+    const latest = await Template.build(Template().fromTemplate("base").setEnvs({ V: "two" }), "tagged");
+
+    const tags = await Template.getTags("tagged");
+    expect(tags.map((t) => [t.tag, t.buildId])).toEqual([
+      ["default", latest.buildId],
+      ["prod", v1.buildId],
+      ["stable", v1.buildId],
+      ["v1", v1.buildId],
+    ]);
+
+    const prod = await Sandbox.create("tagged:prod");
+    sandboxes.push(prod);
+    expect((await prod.commands.run("echo $V")).stdout).toBe("one\n");
+    const plain = await Sandbox.create("tagged");
+    sandboxes.push(plain);
+    expect((await plain.commands.run("echo $V")).stdout).toBe("two\n");
+
+    await Template.removeTags("tagged", "prod");
+    expect((await Template.getTags("tagged")).map((t) => t.tag)).toEqual(["default", "stable", "v1"]);
+    await expect(Template.removeTags("tagged", "nope")).rejects.toThrow(/no tag 'nope'/);
+    await expect(Sandbox.create("tagged:prod")).rejects.toThrow(/no tag 'prod'/);
+    await expect(Template.assignTags("tagged:v1", ["Not Valid"])).rejects.toThrow(/invalid tag/);
+  });
+
+  it("keeps another team's private templates to it (403), and shares public ones", async () => {
+    const secret = await buildOverHttp(
+      "secret",
+      { fromTemplate: "base", steps: [{ type: "ENV", args: ["S", "1"] }] },
+      other.key,
+    );
+
+    expect((await p.api("GET", `/templates/${encodeURIComponent("other/secret")}`)).status).toBe(403);
+    expect((await p.api("GET", `/templates/${secret.templateID}`)).status).toBe(403);
+    expect((await p.api("GET", `/templates/aliases/${encodeURIComponent("other/secret")}`)).status).toBe(403);
+    expect(await Template.exists("other/secret")).toBe(true);
+    expect(await Template.exists(`nothing-${randomBytes(4).toString("hex")}`)).toBe(false);
+    await expect(Sandbox.create("other/secret")).rejects.toThrow(/another team/);
+    expect((await p.api("DELETE", `/templates/${secret.templateID}`)).status).toBe(403);
+    const unknown = await p.api("GET", "/templates/no-such-template");
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ code: 404, message: "template 'no-such-template' not found" });
+
+    const shared = await p.api("PATCH", `/v2/templates/${secret.templateID}`, { public: true }, other.key);
+    expect(shared).toMatchObject({ status: 200, body: { names: ["other/secret"] } });
+    expect((await p.api("GET", `/templates/${encodeURIComponent("other/secret")}`)).status).toBe(200);
+    expect((await p.api("GET", `/templates/aliases/${encodeURIComponent("other/secret")}`)).body).toEqual({
+      templateID: secret.templateID,
+      public: true,
+    });
+    // readable is not writable
+    expect((await p.api("POST", "/templates/tags", { target: "other/secret", tags: ["mine"] })).status).toBe(
+      403,
+    );
+    const listed = await p.api("GET", "/v2/templates", undefined, other.key);
+    expect(listed.body.map((t: { templateID: string }) => t.templateID)).toEqual([secret.templateID]);
+    expect(listed.body[0]).toMatchObject({
+      names: ["other/secret"],
+      public: true,
+      buildStatus: "ready",
+      buildCount: 1,
+    });
+  });
+
+  it("signs upload links, refuses bad build requests and keeps build logs", async () => {
+    const created = await p.api("POST", "/v3/templates", { name: "checked", cpuCount: 1, memoryMB: 512 });
+    expect(created.body).toMatchObject({
+      names: ["default/checked"],
+      aliases: ["checked"],
+      tags: ["default"],
+      public: false,
+    });
+    const { templateID, buildID } = created.body;
+    const start = (body: object) => p.api("POST", `/v2/templates/${templateID}/builds/${buildID}`, body);
+
+    const hash = randomBytes(32).toString("hex");
+    const link = await p.api("GET", `/templates/${templateID}/files/${hash}`);
+    expect(link.status).toBe(201);
+    expect(link.body.present).toBe(false);
+    expect(
+      link.body.url.startsWith(`${p.t.apiUrl}/templates/${templateID}/files/${hash}/upload?token=`),
+    ).toBe(true);
+    expect((await p.api("GET", `/templates/${templateID}/files/not-a-hash`)).status).toBe(400);
+
+    const copyStep = { type: "COPY", args: ["f.txt", "/f.txt", "", ""], filesHash: hash };
+    expect((await start({ fromTemplate: "base", steps: [copyStep] })).body.message).toMatch(/not uploaded/);
+    const forged = await fetch(link.body.url.replace(/token=[^&]+/, "token=1.forged"), {
+      method: "PUT",
+      body: "x",
+    });
+    expect(forged.status).toBe(403);
+    const tar = await makeTar({ "f.txt": "uploaded\n" });
+    expect((await fetch(link.body.url, { method: "PUT", body: new Uint8Array(tar) })).status).toBe(204);
+    expect((await p.api("GET", `/templates/${templateID}/files/${hash}`)).body.present).toBe(true);
+
+    const refused = [
+      [{ fromTemplate: "base", steps: [{ type: "RUN", args: [] }] }, /step 1 \(RUN\): needs a command/],
+      [{ fromTemplate: "base", steps: [{ type: "SHOUT", args: ["x"] }] }, /must be one of/],
+      [{ fromTemplate: "base", steps: [{ type: "ENV", args: ["ODD"] }] }, /name and value pairs/],
+      [{ fromTemplate: "base", fromImage: "e2bdev/base" }, /not both/],
+      [{ fromImage: "ubuntu:22.04" }, /does not pull from registries/],
+      [{ fromTemplate: "no-such-template" }, /not found/],
+    ] as const;
+    for (const [body, message] of refused) {
+      const res = await start(body);
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(res.status).toBeLessThan(500);
+      expect(res.body.message).toMatch(message);
+    }
+
+    expect(
+      (await start({ fromTemplate: "base", steps: [copyStep, { type: "RUN", args: ["cat /f.txt"] }] }))
+        .status,
+    ).toBe(202);
+    expect((await start({ fromTemplate: "base" })).status).toBe(409);
+    let status: Awaited<ReturnType<typeof p.api>>;
+    do {
+      status = await p.api("GET", `/templates/${templateID}/builds/${buildID}/status`);
+      expect(Array.isArray(status.body.logEntries)).toBe(true);
+    } while (status.body.status === "waiting" || status.body.status === "building");
+    expect(status.body.status).toBe("ready");
+    const all = await p.api("GET", `/templates/${templateID}/builds/${buildID}/status?logsOffset=0`);
+    const messages = all.body.logEntries.map((e: { message: string }) => e.message);
+    expect(messages).toContain("uploaded");
+    const past = await p.api(
+      "GET",
+      `/templates/${templateID}/builds/${buildID}/status?logsOffset=${messages.length}`,
+    );
+    expect(past.body.logEntries).toEqual([]);
+    const logs = await p.api("GET", `/templates/${templateID}/builds/${buildID}/logs?limit=2`);
+    expect(logs.body.logs.map((e: { message: string }) => e.message)).toEqual(messages.slice(0, 2));
+    expect(
+      (await p.api("GET", `/templates/${templateID}/builds/00000000-0000-4000-8000-000000000000/status`))
+        .status,
+    ).toBe(404);
+
+    // a failed step is no cache entry: the same build fails again
+    for (let i = 0; i < 2; i++) {
+      const failing = await buildOverHttp("failing", {
+        fromTemplate: "base",
+        steps: [{ type: "RUN", args: ["exit 3"] }],
+      }).catch((err: Error) => err.message);
+      expect(failing).toMatch(/command 'exit 3' failed: exit status 3/);
+    }
+
+    expect((await p.api("DELETE", `/templates/${templateID}`)).status).toBe(204);
+    expect((await p.api("GET", `/templates/${templateID}`)).status).toBe(404);
+  });
+});
+
+/** A tar archive (uncompressed) of the given files, made with the host's tar. */
+async function makeTar(files: Record<string, string>): Promise<Buffer> {
+  const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
+  const { execFileSync } = await import("node:child_process");
+  const os = await import("node:os");
+  const path = await import("node:path");
+  const dir = mkdtempSync(path.join(os.tmpdir(), "x-tar-"));
+  try {
+    for (const [name, content] of Object.entries(files)) writeFileSync(path.join(dir, name), content);
+    return execFileSync("tar", ["-c", "-C", dir, ...Object.keys(files)]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,62 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { RuntimeName } from "../../src/runtime/container-runtime.js";
+import { startTestPlatform, TEST_DATA_DIR, type TestPlatform } from "../helpers/platform.js";
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+export interface TemplatePlatform {
+  t: TestPlatform;
+  /** Points the public e2b client (Sandbox, Template) at this platform. */
+  useClient(): void;
+  api(method: string, path: string, body?: unknown, key?: string): Promise<ApiResponse>;
+  /** A scratch directory removed on stop. */
+  scratch(): string;
+  stop(): Promise<void>;
+}
+
+/** A real platform for template tests, with the e2b client's environment set while it runs. */
+export async function startTemplatePlatform(runtime: RuntimeName): Promise<TemplatePlatform> {
+  const t = await startTestPlatform({ runtime });
+  const saved = { ...process.env };
+  const dirs: string[] = [];
+  return {
+    t,
+    useClient: () => {
+      process.env.E2B_API_URL = t.apiUrl;
+      process.env.E2B_SANDBOX_URL = t.proxyUrl;
+      process.env.E2B_API_KEY = t.apiKey;
+    },
+    api: async (method, p, body, key = t.apiKey) => {
+      const res = await fetch(`${t.apiUrl}${p}`, {
+        method,
+        headers: { "X-API-Key": key, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+    },
+    scratch: () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), "x-template-test-"));
+      dirs.push(dir);
+      return dir;
+    },
+    stop: async () => {
+      process.env = saved;
+      // what this platform's builds left in the shared data directory: its own layers and uploads
+      const { store } = t.platform;
+      const layers = [...(await store.templates.referencedLayers())].filter((l) => l.startsWith("layers/"));
+      const teams = await store.teams.listTeams();
+      await t.stop();
+      for (const layer of layers) rmSync(path.join(TEST_DATA_DIR, layer), { recursive: true, force: true });
+      for (const team of teams)
+        rmSync(path.join(TEST_DATA_DIR, "uploads", team.id), { recursive: true, force: true });
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
