@@ -18,14 +18,15 @@ try {
   });
   const probe = (code) => execFileSync(process.execPath, ["-e", code], { cwd: dir, encoding: "utf8" }).trim();
   const names = JSON.stringify(expected);
-  const cjs = probe(
-    `const m = require(${JSON.stringify(pkg.name)}); console.log(${names}.filter((n) => typeof m[n] !== "function").join(","))`,
-  );
-  const esm = probe(
-    `import(${JSON.stringify(pkg.name)}).then((m) => console.log(${names}.filter((n) => typeof m[n] !== "function").join(",")))`,
-  );
+  // Every named export is a function, and the first (a client factory taking `{ baseUrl }`)
+  // builds a client: this catches interop breakage that loading alone would not.
+  const check = `const missing = ${names}.filter((n) => typeof m[n] !== "function");
+    const client = missing.length ? undefined : m[${JSON.stringify(expected[0])}]({ baseUrl: "http://127.0.0.1:9" });
+    console.log(missing.length ? "missing " + missing.join(",") : typeof client === "object" ? "" : "no client");`;
+  const cjs = probe(`const m = require(${JSON.stringify(pkg.name)}); ${check}`);
+  const esm = probe(`import(${JSON.stringify(pkg.name)}).then((m) => { ${check} })`);
   if (cjs || esm)
-    throw new Error(`${pkg.name}: missing exports (require: ${cjs || "-"}, import: ${esm || "-"})`);
+    throw new Error(`${pkg.name}: broken package (require: ${cjs || "ok"}, import: ${esm || "ok"})`);
   console.log(`${pkg.name}: packed, installed and loaded with require and import`);
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -1,9 +1,10 @@
 import { type Client, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
-import createFetchClient, { type Client as FetchClient } from "openapi-fetch";
+import type { Client as FetchClient } from "openapi-fetch";
 import type { paths } from "./gen/envd.gen.js";
 import { Filesystem } from "./gen/filesystem/filesystem_pb.js";
 import { Process } from "./gen/process/process_pb.js";
+import { createFetchClient } from "./openapi-fetch.js";
 
 export type {
   components as EnvdComponents,

@@ -1,5 +1,6 @@
-import createFetchClient, { type Client, type Middleware } from "openapi-fetch";
+import type { Client, Middleware } from "openapi-fetch";
 import type { components, paths } from "./gen/platform.gen.js";
+import { createFetchClient } from "./openapi-fetch.js";
 
 export type { components, operations, paths } from "./gen/platform.gen.js";
 

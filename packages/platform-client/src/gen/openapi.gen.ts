@@ -1608,7 +1608,7 @@ export const openapiDocument: Record<string, unknown> = {
         ],
         "operationId": "deleteTemplate",
         "summary": "Delete a template",
-        "description": "Deletes a template (or snapshot: the client deletes snapshots through\nthis path, passing the snapshot ID, e.g. `team/snap:default`). The\nclient treats 404 as \"not found\" and returns `false`.\n",
+        "description": "Deletes a template (or snapshot: the client deletes snapshots through\nthis path, passing the snapshot ID, e.g. `team/snap:default`), with all\nits builds, tags and names; layers no other template's build uses are\nremoved from disk. The client treats 404 as \"not found\" and returns\n`false`. Refused with 409 while any sandbox started from the template\nis running or paused (kill those first), or while one of its builds is\nqueued or running.\n",
         "responses": {
           "204": {
             "description": "The template was deleted."
@@ -3922,7 +3922,7 @@ export const openapiDocument: Record<string, unknown> = {
         "properties": {
           "fromImage": {
             "type": "string",
-            "description": "Base OCI image. The client's default is `e2bdev/base` (map it to the `base` template)."
+            "description": "Base OCI image. The client's default is `e2bdev/base` (map it to the `base` template).\nThis platform pulls from no registry: other images are read from the platform host's\nimport directory (`<dataDir>/import`) as `oci:<dir>:<tag>`, `oci-archive:<file>:<tag>`\nor `docker-archive:<file>`; a registry reference is refused with 400.\n"
           },
           "fromImageRegistry": {
             "$ref": "#/components/schemas/FromImageRegistry"

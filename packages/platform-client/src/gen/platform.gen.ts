@@ -452,8 +452,12 @@ export interface paths {
         /**
          * Delete a template
          * @description Deletes a template (or snapshot: the client deletes snapshots through
-         *     this path, passing the snapshot ID, e.g. `team/snap:default`). The
-         *     client treats 404 as "not found" and returns `false`.
+         *     this path, passing the snapshot ID, e.g. `team/snap:default`), with all
+         *     its builds, tags and names; layers no other template's build uses are
+         *     removed from disk. The client treats 404 as "not found" and returns
+         *     `false`. Refused with 409 while any sandbox started from the template
+         *     is running or paused (kill those first), or while one of its builds is
+         *     queued or running.
          */
         delete: operations["deleteTemplate"];
         options?: never;
@@ -1465,7 +1469,12 @@ export interface components {
              * @default false
              */
             force?: boolean;
-            /** @description Base OCI image. The client's default is `e2bdev/base` (map it to the `base` template). */
+            /**
+             * @description Base OCI image. The client's default is `e2bdev/base` (map it to the `base` template).
+             *     This platform pulls from no registry: other images are read from the platform host's
+             *     import directory (`<dataDir>/import`) as `oci:<dir>:<tag>`, `oci-archive:<file>:<tag>`
+             *     or `docker-archive:<file>`; a registry reference is refused with 400.
+             */
             fromImage?: string;
             fromImageRegistry?: components["schemas"]["FromImageRegistry"];
             /** @description Base template (name, `name:tag` or ID). */
