@@ -31,11 +31,13 @@ export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boo
   });
   const env = process.env;
   const runtime = values.runtime ?? env.X_RUNTIME;
-  if (runtime && runtime !== "runsc" && runtime !== "runc") throw new Error(`--runtime must be runsc or runc, got ${runtime}`);
+  if (runtime && runtime !== "runsc" && runtime !== "runc")
+    throw new Error(`--runtime must be runsc or runc, got ${runtime}`);
   const port = (v: string | undefined, fallback: number, flag: string) => {
     if (v === undefined) return fallback;
     const n = Number(v);
-    if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${flag} must be a port number, got ${v}`);
+    if (!Number.isInteger(n) || n < 0 || n > 65535)
+      throw new Error(`${flag} must be a port number, got ${v}`);
     return n;
   };
   return {
@@ -58,17 +60,28 @@ export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boo
 async function demo(apiUrl: string, proxyUrl: string, apiKey: string): Promise<void> {
   const api = createPlatformClient({ baseUrl: apiUrl, apiKey });
   const started = performance.now();
-  const { data: sandbox, error } = await api.POST("/v2/sandboxes", { body: { templateID: "base", timeout: 120 } });
+  const { data: sandbox, error } = await api.POST("/v2/sandboxes", {
+    body: { templateID: "base", timeout: 120 },
+  });
   if (!sandbox) throw new Error(`demo: could not create a sandbox: ${error?.message}`);
   const created = performance.now();
-  const envd = createEnvdClient({ baseUrl: proxyUrl, sandboxId: sandbox.sandboxID, accessToken: sandbox.envdAccessToken });
+  const envd = createEnvdClient({
+    baseUrl: proxyUrl,
+    sandboxId: sandbox.sandboxID,
+    accessToken: sandbox.envdAccessToken,
+  });
   let output = "";
   for await (const res of envd.process.start({
-    process: { cmd: "/bin/bash", args: ["-l", "-c", "echo \"hello from $(hostname) as $(whoami), $(uname -sr)\""], envs: {} },
+    process: {
+      cmd: "/bin/bash",
+      args: ["-l", "-c", 'echo "hello from $(hostname) as $(whoami), $(uname -sr)"'],
+      envs: {},
+    },
     stdin: false,
   })) {
     const event = res.event?.event;
-    if (event?.case === "data" && event.value.output.case === "stdout") output += Buffer.from(event.value.output.value).toString();
+    if (event?.case === "data" && event.value.output.case === "stdout")
+      output += Buffer.from(event.value.output.value).toString();
   }
   const ran = performance.now();
   process.stdout.write(

@@ -7,6 +7,8 @@ const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 
 export function createLogger(component: string, min: LogLevel = "info"): Logger {
   return (level, msg, fields) => {
     if (ORDER[level] < ORDER[min]) return;
-    process.stderr.write(`${JSON.stringify({ t: new Date().toISOString(), level, component, msg, ...fields })}\n`);
+    process.stderr.write(
+      `${JSON.stringify({ t: new Date().toISOString(), level, component, msg, ...fields })}\n`,
+    );
   };
 }

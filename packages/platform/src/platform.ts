@@ -3,7 +3,6 @@ import http from "node:http";
 import path from "node:path";
 import { openapiDocument } from "@x/platform-client";
 import { createAuthenticator } from "./api/authenticate.js";
-import { createApiHandler, type Handler } from "./api/server.js";
 import { OpenApiRouter } from "./api/openapi.js";
 import { keyRoutes } from "./api/routes/keys.js";
 import { sandboxLogsRoutes } from "./api/routes/sandbox-logs.js";
@@ -11,16 +10,17 @@ import { sandboxMetricsRoutes } from "./api/routes/sandbox-metrics.js";
 import { sandboxRoutes } from "./api/routes/sandboxes.js";
 import { snapshotRoutes } from "./api/routes/snapshots.js";
 import { templateRoutes } from "./api/routes/templates.js";
-import { type PlatformConfig } from "./config.js";
+import { createApiHandler, type Handler } from "./api/server.js";
+import type { PlatformConfig } from "./config.js";
 import { createLogger } from "./log.js";
 import { createNetworkManager } from "./network/network-manager.js";
 import { withMetricsEndpoint } from "./observability/metrics-endpoint.js";
 import { createPlatformMetrics } from "./observability/platform-metrics.js";
-import { createProxyServer, type ProxyServer } from "./proxy/index.js";
 import { installEnvd } from "./orchestrator/envd-install.js";
-import { Orchestrator } from "./orchestrator/orchestrator.js";
 import { MetricsSampler } from "./orchestrator/metrics.js";
+import { Orchestrator } from "./orchestrator/orchestrator.js";
 import { SandboxHost } from "./orchestrator/sandbox-host.js";
+import { createProxyServer, type ProxyServer } from "./proxy/index.js";
 import type { ContainerRuntime, RuntimeName } from "./runtime/container-runtime.js";
 import { createRuntime } from "./runtime/create-runtime.js";
 import { openStore, type Store, type Team } from "./store/index.js";
@@ -112,7 +112,13 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
     onProgress: (p) => log("info", "building the base template", { phase: p.phase, line: p.line }),
   });
 
-  const builds = await createBuildService({ store, host, runtime: defaultRuntime, dataDir: config.dataDir, log });
+  const builds = await createBuildService({
+    store,
+    host,
+    runtime: defaultRuntime,
+    dataDir: config.dataDir,
+    log,
+  });
 
   let firstApiKey: string | undefined;
   if ((await userTeams(store)).length === 0) {
@@ -197,7 +203,9 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
       await builds.builder.close();
       if (opts.destroy) {
         for (const row of await store.sandboxes.live()) {
-          await orchestrator.kill(row.id).catch((err) => log("warn", "kill on close failed", { id: row.id, err: String(err) }));
+          await orchestrator
+            .kill(row.id)
+            .catch((err) => log("warn", "kill on close failed", { id: row.id, err: String(err) }));
         }
         await network.sweep();
       }

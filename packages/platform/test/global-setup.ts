@@ -25,8 +25,11 @@ function resolveTsSources(): void {
  */
 export default async function globalSetup(): Promise<void> {
   resolveTsSources();
-  execFileSync(process.execPath, [path.resolve(__dirname, "../../envd/scripts/bundle.mjs")], { stdio: "inherit" });
-  const { ensureBaseImage } = require("../src/rootfs/base-image.js") as typeof import("../src/rootfs/base-image.js");
+  execFileSync(process.execPath, [path.resolve(__dirname, "../../envd/scripts/bundle.mjs")], {
+    stdio: "inherit",
+  });
+  const { ensureBaseImage } =
+    require("../src/rootfs/base-image.js") as typeof import("../src/rootfs/base-image.js");
   const { TEST_DATA_DIR } = require("./helpers/platform.js") as typeof import("./helpers/platform.js");
   const started = Date.now();
   const image = await ensureBaseImage({
@@ -35,5 +38,6 @@ export default async function globalSetup(): Promise<void> {
       if (p.phase !== "packages") process.stderr.write(`base image: ${p.phase}: ${p.line}\n`);
     },
   });
-  if (image.built) process.stderr.write(`base image built in ${Math.round((Date.now() - started) / 1000)} s\n`);
+  if (image.built)
+    process.stderr.write(`base image built in ${Math.round((Date.now() - started) / 1000)} s\n`);
 }

@@ -124,7 +124,10 @@ export class OpenApiRouter {
     bodies: Ajv,
     paramsAjv: Ajv,
   ): Operation {
-    const params: ParamSpec[] = [...((item.parameters as unknown[]) ?? []), ...((raw.parameters as unknown[]) ?? [])]
+    const params: ParamSpec[] = [
+      ...((item.parameters as unknown[]) ?? []),
+      ...((raw.parameters as unknown[]) ?? []),
+    ]
       .map((p) => resolveRef(doc, p))
       .filter((p) => p.in !== "cookie")
       .map((p) => ({
@@ -145,8 +148,9 @@ export class OpenApiRouter {
     const validateResponse = new Map<number, ValidateFunction | undefined>();
     for (const [status, response] of Object.entries((raw.responses ?? {}) as Json)) {
       const resolved = resolveRef(doc, response);
-      const schema = ((resolved.content as Record<string, Json> | undefined)?.["application/json"])?.schema;
-      if (/^\d+$/.test(status)) validateResponse.set(Number(status), schema ? bodies.compile(scoped(schema)) : undefined);
+      const schema = (resolved.content as Record<string, Json> | undefined)?.["application/json"]?.schema;
+      if (/^\d+$/.test(status))
+        validateResponse.set(Number(status), schema ? bodies.compile(scoped(schema)) : undefined);
     }
     const security = (raw.security ?? doc.security) as unknown[] | undefined;
     return {
@@ -223,10 +227,12 @@ export function describeErrors(where: string, validate: ValidateFunction): strin
   const err = validate.errors?.[0];
   if (!err) return `invalid ${where}`;
   const at = err.instancePath ? `${where}${err.instancePath.replaceAll("/", ".")}` : where;
-  if (err.keyword === "required") return `${at}: missing required field '${(err.params as { missingProperty: string }).missingProperty}'`;
+  if (err.keyword === "required")
+    return `${at}: missing required field '${(err.params as { missingProperty: string }).missingProperty}'`;
   if (err.keyword === "additionalProperties") {
     return `${at}: unknown field '${(err.params as { additionalProperty: string }).additionalProperty}'`;
   }
-  if (err.keyword === "enum") return `${at} must be one of ${(err.params as { allowedValues: unknown[] }).allowedValues.join(", ")}`;
+  if (err.keyword === "enum")
+    return `${at} must be one of ${(err.params as { allowedValues: unknown[] }).allowedValues.join(", ")}`;
   return `${at} ${err.message ?? "is invalid"}`;
 }

@@ -60,7 +60,12 @@ function readJson(req: IncomingMessage): Promise<unknown> {
   });
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent) {
     res.end();
     return;
@@ -80,20 +85,32 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
-export function sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+export function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   sendJson(res, status, { code: status, message }, headers);
 }
 
 /** The request listener of the platform API. */
-export function createApiHandler(options: ApiServerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+export function createApiHandler(
+  options: ApiServerOptions,
+): (req: IncomingMessage, res: ServerResponse) => void {
   const { router, handlers, log } = options;
 
   /** `seen.op` is set once the request is routed, for the observe hook. */
-  async function handle(req: IncomingMessage, res: ServerResponse, seen: { op?: string; path?: string }): Promise<void> {
+  async function handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    seen: { op?: string; path?: string },
+  ): Promise<void> {
     const url = parseUrl(req.url);
     seen.path = url.pathname;
     const match = router.match(req.method ?? "GET", url.pathname);
-    if (match === "method-not-allowed") throw new ApiError(405, `${req.method} is not allowed on ${url.pathname}`);
+    if (match === "method-not-allowed")
+      throw new ApiError(405, `${req.method} is not allowed on ${url.pathname}`);
     if (!match) throw new ApiError(404, `no such endpoint: ${req.method} ${url.pathname}`);
     const { op, pathParams } = match;
     seen.op = op.id;
@@ -132,7 +149,10 @@ export function createApiHandler(options: ApiServerOptions): (req: IncomingMessa
         status: reply.status,
         problem: describeErrors("response", validate),
       });
-      throw new ApiError(500, `internal error: ${op.id} produced a response that does not match the API schema`);
+      throw new ApiError(
+        500,
+        `internal error: ${op.id} produced a response that does not match the API schema`,
+      );
     }
     sendJson(res, reply.status, reply.body, reply.headers);
   }
@@ -145,12 +165,19 @@ export function createApiHandler(options: ApiServerOptions): (req: IncomingMessa
         if (err instanceof ApiError) {
           sendError(res, err.status, err.message, err.headers);
         } else {
-          log("error", "request failed", { path: seen.path, err: err instanceof Error ? err.stack : String(err) });
+          log("error", "request failed", {
+            path: seen.path,
+            err: err instanceof Error ? err.stack : String(err),
+          });
           sendError(res, 500, "internal error");
         }
       })
       .then(() => {
-        options.observe?.(seen.op ?? "unmatched", res.statusCode, Number(process.hrtime.bigint() - started) / 1e9);
+        options.observe?.(
+          seen.op ?? "unmatched",
+          res.statusCode,
+          Number(process.hrtime.bigint() - started) / 1e9,
+        );
       });
   };
 }

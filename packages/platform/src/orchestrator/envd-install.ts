@@ -21,11 +21,22 @@ export async function installEnvd(bundleDir: string, dataDir: string): Promise<s
   const files = await filesUnder(bundleDir).catch(() => {
     throw new Error(`envd bundle not found at ${bundleDir}: build it with 'pnpm build'`);
   });
-  if (!files.includes("envd.cjs")) throw new Error(`${bundleDir} has no envd.cjs: build it with 'pnpm build'`);
+  if (!files.includes("envd.cjs"))
+    throw new Error(`${bundleDir} has no envd.cjs: build it with 'pnpm build'`);
   const hash = createHash("sha256");
-  for (const file of files) hash.update(file).update("\0").update(await readFile(path.join(bundleDir, file)));
+  for (const file of files)
+    hash
+      .update(file)
+      .update("\0")
+      .update(await readFile(path.join(bundleDir, file)));
   const target = path.join(dataDir, "envd", hash.digest("hex").slice(0, 16));
-  if (await stat(target).then(() => true, () => false)) return target;
+  if (
+    await stat(target).then(
+      () => true,
+      () => false,
+    )
+  )
+    return target;
   const staging = `${target}.tmp-${process.pid}`;
   await rm(staging, { recursive: true, force: true });
   await mkdir(path.dirname(target), { recursive: true });

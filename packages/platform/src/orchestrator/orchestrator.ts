@@ -42,7 +42,10 @@ export interface OrchestratorOptions {
 }
 
 /** Where the proxy should send a sandbox's traffic (the proxy's SandboxLocation). */
-export type Route = { state: "running"; address: string } | { state: "paused"; autoResume: boolean } | undefined;
+export type Route =
+  | { state: "running"; address: string }
+  | { state: "paused"; autoResume: boolean }
+  | undefined;
 
 interface Live {
   address?: string;
@@ -265,7 +268,11 @@ export class Orchestrator {
       this.o.onUnavailable?.(id);
       await this.o.host.freeze({ id, runtime: row.runtime });
       await this.o.store.sandboxes.update(id, { state: "paused", pause_kind: "frozen" });
-      await this.o.store.events.record("sandbox.paused", { teamId: row.team_id, sandboxId: id, data: { kind: "frozen" } });
+      await this.o.store.events.record("sandbox.paused", {
+        teamId: row.team_id,
+        sandboxId: id,
+        data: { kind: "frozen" },
+      });
       const live = this.live.get(id) ?? {};
       live.address = undefined;
       clearTimeout(live.timer);
@@ -310,7 +317,11 @@ export class Orchestrator {
       clearTimeout(live.deepPauseTimer);
     }
     await this.o.store.sandboxes.update(row.id, { pause_kind: kind });
-    await this.o.store.events.record("sandbox.paused", { teamId: row.team_id, sandboxId: row.id, data: { kind } });
+    await this.o.store.events.record("sandbox.paused", {
+      teamId: row.team_id,
+      sandboxId: row.id,
+      data: { kind },
+    });
     return kind;
   }
 
@@ -319,7 +330,8 @@ export class Orchestrator {
     return this.lock.run(id, async () => {
       const row = await this.o.store.sandboxes.get(id);
       if (!row || row.state === "killed") throw new SandboxNotFound(id);
-      const endAt = timeoutSeconds === undefined ? undefined : nowIso(new Date(Date.now() + timeoutSeconds * 1000));
+      const endAt =
+        timeoutSeconds === undefined ? undefined : nowIso(new Date(Date.now() + timeoutSeconds * 1000));
       if (row.state !== "paused") {
         if (endAt && endAt > row.end_at) {
           row.end_at = endAt;
@@ -367,7 +379,11 @@ export class Orchestrator {
       if (!row || row.state === "killed") throw new SandboxNotFound(id);
       await this.o.host.setInternet(id, allowed);
       await this.o.store.sandboxes.update(id, { allow_internet: allowed ? 1 : 0 });
-      await this.o.store.events.record("sandbox.network_updated", { teamId: row.team_id, sandboxId: id, data: { internet: allowed } });
+      await this.o.store.events.record("sandbox.network_updated", {
+        teamId: row.team_id,
+        sandboxId: id,
+        data: { internet: allowed },
+      });
     });
   }
 
@@ -385,7 +401,10 @@ export class Orchestrator {
   async resumeOnTraffic(id: string): Promise<{ address: string } | undefined> {
     const row = await this.o.store.sandboxes.get(id);
     if (!row || row.state !== "paused" || row.auto_resume !== 1) return undefined;
-    await this.resume(id, Math.max(60, Math.round((Date.parse(row.end_at) - Date.parse(row.started_at)) / 1000)));
+    await this.resume(
+      id,
+      Math.max(60, Math.round((Date.parse(row.end_at) - Date.parse(row.started_at)) / 1000)),
+    );
     const address = this.live.get(id)?.address;
     return address ? { address } : undefined;
   }

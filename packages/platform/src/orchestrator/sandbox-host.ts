@@ -64,7 +64,9 @@ export class SandboxHost {
   runtime(name: RuntimeName): ContainerRuntime {
     const runtime = this.o.runtimes.get(name);
     if (!runtime) {
-      throw new Error(`runtime ${name} is not available on this host: install it with 'apt-get install ${name}'`);
+      throw new Error(
+        `runtime ${name} is not available on this host: install it with 'apt-get install ${name}'`,
+      );
     }
     return runtime;
   }
@@ -96,15 +98,15 @@ export class SandboxHost {
     const ref = await this.ref(spec.id);
     const binds = spec.runtime === "runsc" ? await this.gvisorCompat(p) : [];
     await writeBundle(p.bundle, {
-        rootfs: p.rootfs,
-        args: [AGENT_NODE, path.join(AGENT_ENVD_DIR, "envd.cjs")],
-        env,
-        hostname: spec.id,
-        netnsPath: ref.netnsPath,
-        cpuCount: spec.cpuCount,
-        memoryMB: spec.memoryMB,
-        envdDir: this.o.envdDir,
-        binds,
+      rootfs: p.rootfs,
+      args: [AGENT_NODE, path.join(AGENT_ENVD_DIR, "envd.cjs")],
+      env,
+      hostname: spec.id,
+      netnsPath: ref.netnsPath,
+      cpuCount: spec.cpuCount,
+      memoryMB: spec.memoryMB,
+      envdDir: this.o.envdDir,
+      binds,
     });
     return p;
   }
@@ -113,7 +115,9 @@ export class SandboxHost {
    * The gVisor release Debian ships rejects a statx() flag that `ls -l` uses; a preloaded shim
    * from envd's bundle retries without it. The template's own preload list is kept.
    */
-  private async gvisorCompat(p: SandboxPaths): Promise<{ source: string; destination: string; readonly: boolean }[]> {
+  private async gvisorCompat(
+    p: SandboxPaths,
+  ): Promise<{ source: string; destination: string; readonly: boolean }[]> {
     const own = await readFile(path.join(p.rootfs, "etc", "ld.so.preload"), "utf8").catch(() => "");
     const preload = path.join(p.bundle, "ld.so.preload");
     await mkdir(p.bundle, { recursive: true });
@@ -210,10 +214,13 @@ export async function waitForEnvd(address: string, timeoutMs: number): Promise<v
   let lastError = "";
   while (Date.now() < deadline) {
     const ok = await new Promise<boolean>((resolve) => {
-      const req = http.get({ host: address, port: ENVD_PORT, path: "/health", timeout: 1000, agent: false }, (res) => {
-        res.resume();
-        resolve((res.statusCode ?? 500) < 300);
-      });
+      const req = http.get(
+        { host: address, port: ENVD_PORT, path: "/health", timeout: 1000, agent: false },
+        (res) => {
+          res.resume();
+          resolve((res.statusCode ?? 500) < 300);
+        },
+      );
       req.on("error", (err) => {
         lastError = err.message;
         resolve(false);

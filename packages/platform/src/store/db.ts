@@ -26,10 +26,14 @@ export async function openDb(options: DbOptions): Promise<Db> {
   let dialect: Dialect;
   if (url && /^postgres(ql)?:\/\//.test(url)) {
     dialect = "postgres";
-    kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 10 }) }) });
+    kysely = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 10 }) }),
+    });
   } else {
     dialect = "sqlite";
-    const file = url?.startsWith("sqlite:") ? url.slice("sqlite:".length) : path.join(options.dataDir, "platform.db");
+    const file = url?.startsWith("sqlite:")
+      ? url.slice("sqlite:".length)
+      : path.join(options.dataDir, "platform.db");
     const sqlite = new SqliteDatabase(file);
     // WAL lets readers run while a writer commits; the store is written from one process.
     sqlite.pragma("journal_mode = WAL");

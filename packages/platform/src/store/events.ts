@@ -15,7 +15,10 @@ export interface PlatformEvent {
 export class EventStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async record(type: string, fields: { teamId?: string; sandboxId?: string; data?: Record<string, unknown> }): Promise<void> {
+  async record(
+    type: string,
+    fields: { teamId?: string; sandboxId?: string; data?: Record<string, unknown> },
+  ): Promise<void> {
     await this.db
       .insertInto("events")
       .values({
@@ -37,7 +40,10 @@ export class EventStore {
     let q = this.db.selectFrom("events").selectAll().where("sandbox_id", "=", sandboxId);
     if (opts.from) q = q.where("at", ">=", opts.from);
     if (opts.to) q = q.where("at", "<=", opts.to);
-    const rows = await q.orderBy("id", opts.order ?? "asc").limit(opts.limit ?? 1000).execute();
+    const rows = await q
+      .orderBy("id", opts.order ?? "asc")
+      .limit(opts.limit ?? 1000)
+      .execute();
     return rows.map((r) => ({
       id: r.id,
       at: r.at,

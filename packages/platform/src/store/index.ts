@@ -6,10 +6,10 @@ import { TeamStore } from "./teams.js";
 import { TemplateStore } from "./templates.js";
 
 export type { Dialect } from "./db.js";
-export type * from "./schema.js";
-export { DEFAULT_TAG, parseTemplateRef, type TemplateRef } from "./templates.js";
 export type { PlatformEvent } from "./events.js";
+export type * from "./schema.js";
 export type { ListedSnapshot } from "./snapshots.js";
+export { DEFAULT_TAG, parseTemplateRef, type TemplateRef } from "./templates.js";
 
 /** The platform's store: one database, one repository per concern. */
 export interface Store {

@@ -42,7 +42,11 @@ const migrations: Record<string, Migration> = {
         .addColumn("template_id", "text", (c) => c.notNull().references("templates.id").onDelete("cascade"))
         .addPrimaryKeyConstraint("template_aliases_pk", ["namespace", "alias"])
         .execute();
-      await db.schema.createIndex("template_aliases_template").on("template_aliases").column("template_id").execute();
+      await db.schema
+        .createIndex("template_aliases_template")
+        .on("template_aliases")
+        .column("template_id")
+        .execute();
       await db.schema
         .createTable("builds")
         .addColumn("id", "text", (c) => c.primaryKey())
@@ -63,7 +67,11 @@ const migrations: Record<string, Migration> = {
         .addColumn("snapshot_kind", "text")
         .execute();
       // Builds of a template are paged newest first with (created_at, id) as the cursor.
-      await db.schema.createIndex("builds_template_created").on("builds").columns(["template_id", "created_at", "id"]).execute();
+      await db.schema
+        .createIndex("builds_template_created")
+        .on("builds")
+        .columns(["template_id", "created_at", "id"])
+        .execute();
       await db.schema
         .createTable("build_logs")
         .addColumn("build_id", "text", (c) => c.notNull().references("builds.id").onDelete("cascade"))
@@ -106,7 +114,11 @@ const migrations: Record<string, Migration> = {
         .addColumn("placement", "text")
         .addColumn("killed_at", "text")
         .execute();
-      await db.schema.createIndex("sandboxes_team_state").on("sandboxes").columns(["team_id", "state", "started_at"]).execute();
+      await db.schema
+        .createIndex("sandboxes_team_state")
+        .on("sandboxes")
+        .columns(["team_id", "state", "started_at"])
+        .execute();
       await db.schema
         .createTable("snapshots")
         .addColumn("id", "text", (c) => c.primaryKey())

@@ -45,7 +45,12 @@ export class TeamStore {
   }
 
   async listKeys(teamId: string): Promise<ApiKeyRow[]> {
-    return this.db.selectFrom("api_keys").selectAll().where("team_id", "=", teamId).orderBy("created_at").execute();
+    return this.db
+      .selectFrom("api_keys")
+      .selectAll()
+      .where("team_id", "=", teamId)
+      .orderBy("created_at")
+      .execute();
   }
 
   /** Deletes a key of the team; false when the team has no such key. */

@@ -32,7 +32,10 @@ export interface BuildLogRow {
 export class TemplateStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async createTemplate(teamId: string, opts: { public?: boolean; fromSandboxId?: string } = {}): Promise<TemplateRow> {
+  async createTemplate(
+    teamId: string,
+    opts: { public?: boolean; fromSandboxId?: string } = {},
+  ): Promise<TemplateRow> {
     const now = nowIso();
     const row: TemplateRow = {
       id: newTemplateId(),
@@ -91,7 +94,10 @@ export class TemplateStore {
   async updateTemplate(id: string, changes: { public?: boolean }): Promise<void> {
     await this.db
       .updateTable("templates")
-      .set({ ...(changes.public === undefined ? {} : { public: changes.public ? 1 : 0 }), updated_at: nowIso() })
+      .set({
+        ...(changes.public === undefined ? {} : { public: changes.public ? 1 : 0 }),
+        updated_at: nowIso(),
+      })
       .where("id", "=", id)
       .execute();
   }
@@ -112,7 +118,10 @@ export class TemplateStore {
   async addAlias(namespace: string, alias: string, templateId: string): Promise<boolean> {
     const existing = await this.aliasTarget(namespace, alias);
     if (existing) return existing === templateId;
-    await this.db.insertInto("template_aliases").values({ namespace, alias, template_id: templateId }).execute();
+    await this.db
+      .insertInto("template_aliases")
+      .values({ namespace, alias, template_id: templateId })
+      .execute();
     return true;
   }
 
@@ -158,7 +167,9 @@ export class TemplateStore {
     return shared ?? this.getTemplate(ref.name);
   }
 
-  async createBuild(build: Omit<NewBuild, "id" | "created_at" | "updated_at"> & { id?: string }): Promise<BuildRow> {
+  async createBuild(
+    build: Omit<NewBuild, "id" | "created_at" | "updated_at"> & { id?: string },
+  ): Promise<BuildRow> {
     const now = nowIso();
     const row = { ...build, id: build.id ?? newBuildId(), created_at: now, updated_at: now } as BuildRow;
     await this.db.insertInto("builds").values(row).execute();
@@ -241,7 +252,11 @@ export class TemplateStore {
 
   /** Every layer any build of any template stacks (JSON `layers` of all builds). */
   async referencedLayers(): Promise<Set<string>> {
-    const rows = await this.db.selectFrom("builds").select("layers").where("layers", "is not", null).execute();
+    const rows = await this.db
+      .selectFrom("builds")
+      .select("layers")
+      .where("layers", "is not", null)
+      .execute();
     return new Set(rows.flatMap((r) => JSON.parse(r.layers ?? "[]") as string[]));
   }
 
@@ -255,8 +270,15 @@ export class TemplateStore {
     const now = nowIso();
     await this.db.transaction().execute(async (trx) => {
       for (const tag of tags) {
-        await trx.deleteFrom("template_tags").where("template_id", "=", templateId).where("tag", "=", tag).execute();
-        await trx.insertInto("template_tags").values({ template_id: templateId, tag, build_id: buildId, created_at: now }).execute();
+        await trx
+          .deleteFrom("template_tags")
+          .where("template_id", "=", templateId)
+          .where("tag", "=", tag)
+          .execute();
+        await trx
+          .insertInto("template_tags")
+          .values({ template_id: templateId, tag, build_id: buildId, created_at: now })
+          .execute();
       }
     });
   }

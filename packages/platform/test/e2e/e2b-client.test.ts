@@ -24,7 +24,9 @@ describe.each(["runc", "runsc"] as const)("public e2b client on %s", (runtime) =
   it("creates a sandbox, runs commands, writes and reads files, lists and kills", async () => {
     const sandbox = await Sandbox.create({ metadata: { suite: "e2e" } });
     try {
-      const result = await sandbox.commands.run("echo hello; whoami; pwd; echo oops >&2; exit 3").catch((e) => e.result ?? e);
+      const result = await sandbox.commands
+        .run("echo hello; whoami; pwd; echo oops >&2; exit 3")
+        .catch((e) => e.result ?? e);
       expect(result.stdout).toBe("hello\nuser\n/home/user\n");
       expect(result.stderr).toBe("oops\n");
       expect(result.exitCode).toBe(3);
@@ -33,9 +35,13 @@ describe.each(["runc", "runsc"] as const)("public e2b client on %s", (runtime) =
       expect(await sandbox.files.read("/home/user/notes/a.txt")).toBe("written through the proxy");
       const entries = await sandbox.files.list("/home/user/notes");
       expect(entries.map((e) => e.name)).toEqual(["a.txt"]);
-      expect((await sandbox.commands.run("cat /home/user/notes/a.txt")).stdout).toBe("written through the proxy");
+      expect((await sandbox.commands.run("cat /home/user/notes/a.txt")).stdout).toBe(
+        "written through the proxy",
+      );
       // `ls -l` needs statx(AT_NO_AUTOMOUNT), which this gVisor lacks without the preloaded shim.
-      expect((await sandbox.commands.run("ls -l /home/user/notes")).stdout).toMatch(/-rw-r--r-- 1 user user\s+25 .* a\.txt/);
+      expect((await sandbox.commands.run("ls -l /home/user/notes")).stdout).toMatch(
+        /-rw-r--r-- 1 user user\s+25 .* a\.txt/,
+      );
 
       const listed = await Sandbox.list({ query: { metadata: { suite: "e2e" } } }).nextItems();
       expect(listed.map((s) => s.sandboxId)).toContain(sandbox.sandboxId);

@@ -32,7 +32,8 @@ export async function startTestPlatform(
   const scratch = mkdtempSync(path.join(os.tmpdir(), "x-platform-"));
   // Test platforms may run side by side: each owns its own names and address range.
   const n = Math.floor(Math.random() * 150);
-  const prefix = opts.networkPrefix ?? `t${n.toString(36)}${Math.floor(Math.random() * 36 ** 2).toString(36)}`;
+  const prefix =
+    opts.networkPrefix ?? `t${n.toString(36)}${Math.floor(Math.random() * 36 ** 2).toString(36)}`;
   const config: PlatformConfig = {
     ...DEFAULTS,
     dataDir: TEST_DATA_DIR,

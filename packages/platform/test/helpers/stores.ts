@@ -5,7 +5,8 @@ import pg from "pg";
 import { openStore, type Store } from "../../src/store/index.js";
 
 /** Where the test PostgreSQL lives; `scripts/setup.sh` creates this role. */
-export const POSTGRES_ADMIN_URL = process.env.X_TEST_POSTGRES_URL ?? "postgres://xsandbox:xsandbox@127.0.0.1:5432/postgres";
+export const POSTGRES_ADMIN_URL =
+  process.env.X_TEST_POSTGRES_URL ?? "postgres://xsandbox:xsandbox@127.0.0.1:5432/postgres";
 
 export interface TestStore {
   store: Store;

@@ -32,7 +32,9 @@ describe.each(DIALECTS)("store on %s", (dialect) => {
     expect(await t.store.templates.addAlias("team-b", "py", shared.id)).toBe(false);
 
     expect((await t.store.templates.resolveTemplate(parseTemplateRef("py"), b))?.id).toBe(own.id);
-    expect((await t.store.templates.resolveTemplate(parseTemplateRef("team-a/py:v1"), b))?.id).toBe(shared.id);
+    expect((await t.store.templates.resolveTemplate(parseTemplateRef("team-a/py:v1"), b))?.id).toBe(
+      shared.id,
+    );
     expect((await t.store.templates.resolveTemplate(parseTemplateRef(own.id), a))?.id).toBe(own.id);
     expect(await t.store.templates.resolveTemplate(parseTemplateRef("missing"), a)).toBeUndefined();
 
@@ -53,7 +55,8 @@ describe.each(DIALECTS)("store on %s", (dialect) => {
     const tpl = await t.store.templates.createTemplate(team.id);
     const spec = { cpu_count: 1, memory_mb: 256, disk_size_mb: 512, envd_version: "0.6.4", spec: "{}" };
     const ids = new Set<string>();
-    for (let i = 0; i < 250; i++) ids.add((await t.store.templates.createBuild({ template_id: tpl.id, status: "ready", ...spec })).id);
+    for (let i = 0; i < 250; i++)
+      ids.add((await t.store.templates.createBuild({ template_id: tpl.id, status: "ready", ...spec })).id);
     const seen: string[] = [];
     let after: { createdAt: string; id: string } | undefined;
     for (;;) {
@@ -80,7 +83,12 @@ describe.each(DIALECTS)("store on %s", (dialect) => {
       envd_version: "0.6.4",
       spec: "{}",
     });
-    const entry = (message: string) => ({ timestamp: new Date().toISOString(), level: "info", message, step: null });
+    const entry = (message: string) => ({
+      timestamp: new Date().toISOString(),
+      level: "info",
+      message,
+      step: null,
+    });
     await t.store.templates.appendLogs(build.id, [entry("a"), entry("b")]);
     await t.store.templates.appendLogs(build.id, [entry("c")]);
     expect((await t.store.templates.logs(build.id, 1, 10)).map((l) => l.message)).toEqual(["b", "c"]);

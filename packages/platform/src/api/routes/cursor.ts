@@ -9,7 +9,8 @@ export function decodeCursor(token: unknown): [string, string] | undefined {
   if (token === undefined || token === "") return undefined;
   try {
     const key = JSON.parse(Buffer.from(String(token), "base64url").toString("utf8")) as unknown;
-    if (Array.isArray(key) && key.length === 2 && key.every((k) => typeof k === "string")) return key as [string, string];
+    if (Array.isArray(key) && key.length === 2 && key.every((k) => typeof k === "string"))
+      return key as [string, string];
   } catch {
     // fall through to the error below
   }
