@@ -7,6 +7,7 @@ module.exports = (dir, overrides = {}) => ({
   rootDir: dir,
   testEnvironment: "node",
   testEnvironmentOptions: { customExportConditions: ["@x/source", "node", "require", "default"] },
+  setupFilesAfterEnv: [path.join(__dirname, "jest.setup.cjs")],
   testMatch: ["<rootDir>/src/**/*.test.ts", "<rootDir>/test/**/*.test.ts"],
   transform: {
     "^.+\\.(t|j)sx?$": [

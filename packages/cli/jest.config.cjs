@@ -1,1 +1,1 @@
-module.exports = require("../../jest.preset.cjs")(__dirname, { testTimeout: 300000 });
+module.exports = require("../../jest.preset.cjs")(__dirname);

@@ -37,11 +37,15 @@ export interface BuiltImage {
 /** Bump when the build procedure itself changes in a way the recipe does not show. */
 const BUILDER_VERSION = 1;
 
+// What users of E2B's base expect; attr (setfattr) and iproute2 (ss, for readiness checks
+// like waitForPort) are used by the public client's own tooling and tests.
 const BASE_PACKAGES = [
+  "attr",
   "bash",
   "ca-certificates",
   "curl",
   "git",
+  "iproute2",
   "locales",
   "ncurses-bin",
   "nodejs",
