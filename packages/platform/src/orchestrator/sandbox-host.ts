@@ -112,8 +112,9 @@ export class SandboxHost {
   }
 
   /**
-   * The gVisor release Debian ships rejects a statx() flag that `ls -l` uses; a preloaded shim
-   * from envd's bundle retries without it. The template's own preload list is kept.
+   * gVisor differences from runc that users would notice: the release Debian ships rejects a
+   * statx() flag that `ls -l` uses (a preloaded shim from envd's bundle retries without it; the
+   * template's own preload list is kept), and /tmp would be a tmpfs.
    */
   private async gvisorCompat(
     p: SandboxPaths,
@@ -122,7 +123,12 @@ export class SandboxHost {
     const preload = path.join(p.bundle, "ld.so.preload");
     await mkdir(p.bundle, { recursive: true });
     await writeFile(preload, `${path.join(AGENT_ENVD_DIR, "compat", "libx-statx-compat.so")}\n${own}`);
-    return [{ source: preload, destination: "/etc/ld.so.preload", readonly: true }];
+    return [
+      { source: preload, destination: "/etc/ld.so.preload", readonly: true },
+      // runsc puts a tmpfs on /tmp unless the spec mounts something there: keep the template's
+      // /tmp and write to the sandbox's own layer, as under runc.
+      { source: path.join(p.rootfs, "tmp"), destination: "/tmp", readonly: false },
+    ];
   }
 
   /** Boots the sandbox from its files and waits until envd answers. Returns its address. */

@@ -31,6 +31,8 @@ describe.each(["runc", "runsc"] as const)("public e2b client on %s", (runtime) =
       expect(result.stderr).toBe("oops\n");
       expect(result.exitCode).toBe(3);
 
+      // /tmp is the sandbox's own disk under both runtimes (gVisor would make it a tmpfs).
+      expect((await sandbox.commands.run("stat -f -c %T /tmp")).stdout.trim()).not.toBe("tmpfs");
       await sandbox.files.write("/home/user/notes/a.txt", "written through the proxy");
       expect(await sandbox.files.read("/home/user/notes/a.txt")).toBe("written through the proxy");
       const entries = await sandbox.files.list("/home/user/notes");
