@@ -1,37 +1,13 @@
 import os from "node:os";
-import path from "node:path";
+import { loadAddon } from "../native/addon.js";
 
 /** The surface of `native/copy_range.c` (its own addon, `envd_copy_range.node`). */
 interface CopyRangeAddon {
   copyFileRange(inFd: number, outFd: number): Promise<number>;
 }
 
-const ADDON_FILE = "envd_copy_range.node";
-
-let addon: CopyRangeAddon | undefined;
-
-/** Loaded like the main addon: next to the bundle, or from node-gyp's output. */
 function copyRangeAddon(): CopyRangeAddon {
-  if (addon) return addon;
-  const candidates = [
-    path.join(__dirname, "native", ADDON_FILE),
-    path.join(__dirname, "..", "..", "native", "build", "Release", ADDON_FILE),
-  ];
-  let lastError: unknown;
-  for (const file of candidates) {
-    try {
-      addon = require(file) as CopyRangeAddon;
-      return addon;
-    } catch (err) {
-      lastError = err;
-    }
-  }
-  throw new Error(
-    `envd copy_file_range addon not found (tried ${candidates.join(", ")}); run node-gyp rebuild --directory native`,
-    {
-      cause: lastError,
-    },
-  );
+  return loadAddon<CopyRangeAddon>("envd_copy_range.node");
 }
 
 const errnoNames = new Map(Object.entries(os.constants.errno).map(([name, value]) => [value, name]));

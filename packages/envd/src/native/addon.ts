@@ -22,33 +22,38 @@ export interface RawInotifyEvent {
   name: string;
 }
 
-const ADDON_FILE = "envd_native.node";
-
-let addon: NativeAddon | undefined;
+const loaded = new Map<string, unknown>();
 
 /**
- * Loads the addon lazily: next to the bundle (`dist/bundle/native/`, copied by
- * scripts/bundle.mjs) or from node-gyp's output when running from `src/native` or `dist/native`.
+ * Loads one of envd's addons lazily: next to the bundle (`dist/bundle/native/`, copied by
+ * scripts/bundle.mjs) or from node-gyp's output when running from the sources.
  */
-export function nativeAddon(): NativeAddon {
-  if (addon) return addon;
+export function loadAddon<T>(file: string): T {
+  const cached = loaded.get(file);
+  if (cached) return cached as T;
   const candidates = [
-    path.join(__dirname, "native", ADDON_FILE),
-    path.join(__dirname, "..", "..", "native", "build", "Release", ADDON_FILE),
+    path.join(__dirname, "native", file),
+    path.join(__dirname, "..", "..", "native", "build", "Release", file),
   ];
   let lastError: unknown;
-  for (const file of candidates) {
+  for (const candidate of candidates) {
     try {
-      addon = require(file) as NativeAddon;
+      const addon = require(candidate) as T;
+      loaded.set(file, addon);
       return addon;
     } catch (err) {
       lastError = err;
     }
   }
   throw new Error(
-    `envd native addon not found (tried ${candidates.join(", ")}); run node-gyp rebuild --directory native`,
+    `envd addon ${file} not found (tried ${candidates.join(", ")}); run \`pnpm install\` in packages/envd`,
     {
       cause: lastError,
     },
   );
+}
+
+/** inotify and extended attributes (`native/envd_native.c`). */
+export function nativeAddon(): NativeAddon {
+  return loadAddon<NativeAddon>("envd_native.node");
 }
