@@ -1,5 +1,10 @@
+import {
+  SandboxNotFound,
+  SandboxQuotaExceeded,
+  SandboxStateConflict,
+} from "../../orchestrator/orchestrator.js";
 import type { SandboxRow, Store, Team } from "../../store/index.js";
-import { notFound, unauthorized } from "../errors.js";
+import { conflict, notFound, tooMany, unauthorized } from "../errors.js";
 import type { ApiRequest } from "../server.js";
 import { ownedBy } from "./present.js";
 
@@ -15,4 +20,16 @@ export async function ownedSandbox(store: Store, request: ApiRequest): Promise<S
   const row = await store.sandboxes.get(id);
   if (!ownedBy(row, teamOf(request))) throw notFound(`sandbox ${id} not found`);
   return row;
+}
+
+/** Runs an orchestrator action, mapping its errors to API statuses. */
+export async function orchestratorAction<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof SandboxNotFound) throw notFound(err.message);
+    if (err instanceof SandboxStateConflict) throw conflict(err.message);
+    if (err instanceof SandboxQuotaExceeded) throw tooMany(err.message, 5);
+    throw err;
+  }
 }

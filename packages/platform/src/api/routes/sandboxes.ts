@@ -1,14 +1,9 @@
-import {
-  type Orchestrator,
-  SandboxNotFound,
-  SandboxQuotaExceeded,
-  SandboxStateConflict,
-} from "../../orchestrator/orchestrator.js";
+import type { Orchestrator } from "../../orchestrator/orchestrator.js";
 import type { RuntimeName } from "../../runtime/container-runtime.js";
 import { parseTemplateRef, type SandboxRow, type Store } from "../../store/index.js";
-import { badRequest, conflict, forbidden, notFound, tooMany } from "../errors.js";
+import { badRequest, conflict, forbidden, notFound } from "../errors.js";
 import type { ApiRequest, Handler, Reply } from "../server.js";
-import { ownedSandbox, teamOf } from "./access.js";
+import { orchestratorAction as act, ownedSandbox, teamOf } from "./access.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { type EgressConfig, type IngressConfig, internetAccess } from "./network-policy.js";
 import {
@@ -65,18 +60,6 @@ function parseMetadataFilter(raw: unknown): Record<string, string> | undefined {
 
 export function sandboxRoutes(o: SandboxRoutesOptions): Record<string, Handler> {
   const owned = (request: ApiRequest): Promise<SandboxRow> => ownedSandbox(o.store, request);
-
-  /** Maps orchestrator errors to API statuses. */
-  async function act<T>(fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      if (err instanceof SandboxNotFound) throw notFound(err.message);
-      if (err instanceof SandboxStateConflict) throw conflict(err.message);
-      if (err instanceof SandboxQuotaExceeded) throw tooMany(err.message, 5);
-      throw err;
-    }
-  }
 
   async function create(request: ApiRequest): Promise<Reply> {
     const team = teamOf(request);

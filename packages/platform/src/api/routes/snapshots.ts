@@ -1,9 +1,4 @@
-import {
-  type Orchestrator,
-  SandboxNotFound,
-  SandboxQuotaExceeded,
-  SandboxStateConflict,
-} from "../../orchestrator/orchestrator.js";
+import { type Orchestrator, SandboxQuotaExceeded } from "../../orchestrator/orchestrator.js";
 import {
   DEFAULT_TAG,
   type ListedSnapshot,
@@ -14,9 +9,9 @@ import {
 import type { LayerStore } from "../../templates/layers.js";
 import { fullName, InvalidName, parseOwnName, withTag } from "../../templates/names.js";
 import { takeSnapshot } from "../../templates/snapshot.js";
-import { badRequest, conflict, notFound, tooMany } from "../errors.js";
+import { badRequest } from "../errors.js";
 import type { ApiRequest, Handler, Reply } from "../server.js";
-import { ownedSandbox, teamOf } from "./access.js";
+import { orchestratorAction as act, ownedSandbox, teamOf } from "./access.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { type PresentOptions, parseJsonObject, presentSandbox } from "./present.js";
 
@@ -35,18 +30,6 @@ function parseSnapshotName(raw: string, team: Team) {
     return parseOwnName(raw, team.namespace);
   } catch (err) {
     if (err instanceof InvalidName) throw badRequest(err.message);
-    throw err;
-  }
-}
-
-/** Maps orchestrator errors to API statuses. */
-async function act<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof SandboxNotFound) throw notFound(err.message);
-    if (err instanceof SandboxStateConflict) throw conflict(err.message);
-    if (err instanceof SandboxQuotaExceeded) throw tooMany(err.message, 5);
     throw err;
   }
 }
