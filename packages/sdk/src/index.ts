@@ -1,0 +1,38 @@
+export {
+  type EntryInfo,
+  EventType,
+  type FilesystemEvent,
+  FileType,
+  type ProcessInfo,
+} from "@x/envd-client";
+export { type CommandConnectOptions, CommandHandle, type CommandStartOptions, Commands } from "./commands.js";
+export type { ConnectionOptions } from "./config.js";
+export {
+  AuthenticationError,
+  CommandExitError,
+  type CommandResult,
+  ConflictError,
+  InvalidArgumentError,
+  NotEnoughSpaceError,
+  NotFoundError,
+  RateLimitError,
+  SandboxError,
+  type SandboxErrorCode,
+  TimeoutError,
+} from "./errors.js";
+export {
+  type FileData,
+  Filesystem,
+  type FilesystemRequestOptions,
+  type WatchHandle,
+  type WatchOptions,
+  type WriteEntry,
+  type WriteInfo,
+} from "./filesystem.js";
+export { Pty, type PtyCreateOptions, type PtySize } from "./pty.js";
+export {
+  Sandbox,
+  type SandboxConnectOptions,
+  type SandboxCreateOptions,
+  type SandboxListOptions,
+} from "./sandbox.js";
