@@ -98,15 +98,38 @@ export class EnvdServer {
     this.listening = true;
   }
 
-  /** Closes the listener and every connection; processes keep running. */
+  /**
+   * Closes every connection and the listener; processes keep running. Connections are reset
+   * (RST), not closed: a graceful close from this side leaves the connection in TIME_WAIT in
+   * gVisor's network stack for 60 s, and gVisor refuses to checkpoint while it is there. The
+   * resets go out before the listener closes, so a refused connection attempt tells the host
+   * that no connection of envd's is left.
+   */
   async quiesce(): Promise<void> {
     if (!this.listening) return;
     this.listening = false;
     // With its listener closed, Node would exit if nothing else were pending: hold it open.
     this.holdOpen ??= setInterval(() => undefined, 1 << 30);
+    const gone = [...this.sockets].map(
+      (socket) =>
+        new Promise<void>((resolve) => (socket.closed ? resolve() : socket.once("close", () => resolve()))),
+    );
+    for (const socket of this.sockets) {
+      if (socket.destroyed) continue;
+      // resetAndDestroy needs the TCP handle; a socket already handed to http2 may lack it
+      try {
+        socket.resetAndDestroy();
+      } catch {
+        socket.destroy();
+      }
+    }
     const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
-    for (const socket of this.sockets) socket.destroy();
-    await closed;
+    await Promise.all([closed, ...gone]);
+  }
+
+  /** Open connections (for tests and diagnostics). */
+  get connections(): number {
+    return this.sockets.size;
   }
 
   /** Re-opens the listener after a quiesce (for example after a restore). */

@@ -1,10 +1,12 @@
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
+import net from "node:net";
 import path from "node:path";
 import type { NetworkManager, SandboxNetwork } from "../network/network-manager.js";
 import { mountOverlay, unmountOverlay } from "../rootfs/overlay.js";
 import type { ContainerRef, ContainerRuntime, RuntimeName } from "../runtime/container-runtime.js";
 import { AGENT_ENVD_DIR, AGENT_NODE, writeBundle } from "../runtime/oci-spec.js";
+import { hostClosedAgent } from "../templates/envd-exec.js";
 
 export const ENVD_PORT = 49983;
 
@@ -163,8 +165,15 @@ export class SandboxHost {
     const ref = await this.ref(spec.id);
     const p = this.paths(spec.id);
     await rm(p.checkpoint, { recursive: true, force: true });
+    const address = await this.address(spec.id);
+    const t0 = performance.now();
     await runtime.kill(ref, "SIGUSR1");
+    let quietMs = 0;
     try {
+      // envd resets its connections before it closes its listener: once a connection attempt
+      // is refused, none of envd's is left in gVisor's network stack to block the save
+      if (address) await waitForEnvdQuiet(address, 5_000);
+      quietMs = performance.now() - t0;
       await runtime.checkpoint!(ref, p.checkpoint);
     } catch (err) {
       await rm(p.checkpoint, { recursive: true, force: true });
@@ -172,6 +181,11 @@ export class SandboxHost {
       throw err;
     }
     await this.o.network.destroy(spec.id);
+    this.o.log("info", "sandbox checkpointed", {
+      sandboxId: spec.id,
+      quiesceMs: Math.round(quietMs),
+      checkpointMs: Math.round(performance.now() - t0 - quietMs),
+    });
   }
 
   /** Restores a checkpointed sandbox with its processes, and wakes envd. */
@@ -180,9 +194,16 @@ export class SandboxHost {
     const p = this.paths(spec.id);
     const runtime = this.runtime(spec.runtime);
     const ref = await this.ref(spec.id);
+    const t0 = performance.now();
     await runtime.restore!(ref, { bundleDir: p.bundle, consoleLog: p.consoleLog, imageDir: p.checkpoint });
+    const restoredMs = performance.now() - t0;
     await runtime.kill(ref, "SIGUSR2");
     await waitForEnvd(net.sandboxIp, 30_000);
+    this.o.log("info", "sandbox restored", {
+      sandboxId: spec.id,
+      restoreMs: Math.round(restoredMs),
+      envdAnsweringMs: Math.round(performance.now() - t0),
+    });
     await rm(p.checkpoint, { recursive: true, force: true });
     return net.sandboxIp;
   }
@@ -220,14 +241,18 @@ export async function waitForEnvd(address: string, timeoutMs: number): Promise<v
   let lastError = "";
   while (Date.now() < deadline) {
     const ok = await new Promise<boolean>((resolve) => {
+      const { agent, done } = hostClosedAgent();
       const req = http.get(
-        { host: address, port: ENVD_PORT, path: "/health", timeout: 1000, agent: false },
+        { host: address, port: ENVD_PORT, path: "/health", timeout: 1000, agent },
         (res) => {
+          res.once("end", done);
+          res.once("close", done);
           res.resume();
           resolve((res.statusCode ?? 500) < 300);
         },
       );
       req.on("error", (err) => {
+        done();
         lastError = err.message;
         resolve(false);
       });
@@ -237,4 +262,31 @@ export async function waitForEnvd(address: string, timeoutMs: number): Promise<v
     await new Promise((r) => setTimeout(r, 5));
   }
   throw new Error(`envd at ${address}:${ENVD_PORT} did not answer within ${timeoutMs} ms (${lastError})`);
+}
+
+/**
+ * Waits until envd has quiesced: a connection attempt to its port is refused. An attempt that
+ * still connects is closed from this side at once (so it leaves nothing behind in the sandbox).
+ */
+export async function waitForEnvdQuiet(address: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < deadline) {
+    const refused = await new Promise<boolean>((resolve) => {
+      const socket = net.connect({ host: address, port: ENVD_PORT });
+      socket.setTimeout(1000, () => socket.destroy(new Error("timeout")));
+      socket.once("connect", () => {
+        last = "still accepting";
+        socket.destroy();
+        resolve(false);
+      });
+      socket.once("error", (err: NodeJS.ErrnoException) => {
+        last = err.code ?? err.message;
+        resolve(err.code === "ECONNREFUSED");
+      });
+    });
+    if (refused) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`envd at ${address}:${ENVD_PORT} did not quiesce within ${timeoutMs} ms (${last})`);
 }

@@ -1,0 +1,97 @@
+/**
+ * A gVisor checkpoint through the whole platform: a sandbox that has served traffic through
+ * the proxy (and the orchestrator's own /health and /init) is checkpointed, its memory leaves
+ * the host, and on resume its processes go on where they were.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { Sandbox } from "e2b";
+import { startTestPlatform, type TestPlatform } from "../helpers/platform.js";
+
+/** Resident memory (kB) of the host processes that make up a sandbox (gVisor's sandbox and gofer). */
+function hostRssKb(sandboxId: string): number {
+  let kb = 0;
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (!cmdline.includes(sandboxId) || !cmdline.includes("runsc")) continue;
+      const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+      kb += Number(rss?.[1] ?? 0);
+    } catch {
+      // the process went away while we looked
+    }
+  }
+  return kb;
+}
+
+describe("checkpoint on runsc", () => {
+  let t: TestPlatform;
+  const saved = { ...process.env };
+  let sandbox: Sandbox | undefined;
+
+  beforeAll(async () => {
+    t = await startTestPlatform({ runtime: "runsc" });
+    process.env.E2B_API_URL = t.apiUrl;
+    process.env.E2B_SANDBOX_URL = t.proxyUrl;
+    process.env.E2B_API_KEY = t.apiKey;
+  });
+
+  afterAll(async () => {
+    await sandbox?.kill().catch(() => undefined);
+    process.env = saved;
+    await t?.stop();
+  });
+
+  it("checkpoints a sandbox that served traffic and resumes it with its processes", async () => {
+    sandbox = await Sandbox.create({ timeoutMs: 120_000 });
+    const sb = sandbox;
+    const counter = "/tmp/counter";
+    const read = async () => Number((await sb.files.read(counter).catch(() => "0")).trim());
+    const advanced = async (from: number) => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const now = await read();
+        if (now > from || Date.now() > deadline) return now;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+
+    await sb.files.write("/home/user/kept.txt", "kept across a checkpoint");
+    await sb.commands.run(`i=0; while true; do i=$((i+1)); echo $i > ${counter}; sleep 0.1; done`, {
+      background: true,
+    });
+    expect((await sb.commands.run("echo traffic")).stdout).toBe("traffic\n");
+    expect(await sb.files.read("/home/user/kept.txt")).toBe("kept across a checkpoint");
+    const before = await advanced(0);
+    expect(before).toBeGreaterThan(0);
+
+    const id = sb.sandboxId;
+    const rssBefore = hostRssKb(id);
+    expect(rssBefore).toBeGreaterThan(0);
+    const pausedAt = performance.now();
+    expect(await t.platform.orchestrator.pause(id, "checkpointed")).toBe("checkpointed");
+    const checkpointMs = performance.now() - pausedAt;
+    expect((await t.platform.store.sandboxes.get(id))?.pause_kind).toBe("checkpointed");
+    expect(await sb.isRunning()).toBe(false);
+    // the memory is on disk now: no host process of the sandbox is left holding it
+    expect(hostRssKb(id)).toBe(0);
+
+    const resumedAt = performance.now();
+    await sb.connect();
+    const restoreMs = performance.now() - resumedAt;
+    expect(await sb.isRunning()).toBe(true);
+    // eslint-disable-next-line no-console
+    console.log(
+      `checkpoint (pause → checkpointed) ${Math.round(checkpointMs)} ms, ` +
+        `host RSS ${Math.round(rssBefore / 1024)} MB → 0; ` +
+        `restore (connect → envd answering) ${Math.round(restoreMs)} ms`,
+    );
+
+    // The counter goes on from where it stopped, not from 1: the process and its memory survived.
+    const after = await read();
+    expect(after).toBeGreaterThanOrEqual(before);
+    expect(after).toBeLessThan(before + 100);
+    expect(await advanced(after)).toBeGreaterThan(after);
+    expect(await sb.files.read("/home/user/kept.txt")).toBe("kept across a checkpoint");
+    expect((await sb.commands.run("pgrep -f 'while tru[e]' | wc -l")).stdout.trim()).toBe("1");
+  }, 120_000);
+});
