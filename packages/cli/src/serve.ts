@@ -7,10 +7,14 @@ import { STORE_HELP, STORE_OPTIONS, storeLocation } from "./store-location.js";
 
 const HELP = `x serve: run the platform (API, proxy, orchestrator) in this process
 
-  --port N            API port (X_PORT, default ${DEFAULTS.apiPort})
-  --proxy-port N      sandbox proxy port (X_PROXY_PORT, default ${DEFAULTS.proxyPort})
+  --port N            API port (X_PORT, default ${DEFAULTS.apiPort}; 0 picks a free one, shown when ready)
+  --proxy-port N      sandbox proxy port (X_PROXY_PORT, default ${DEFAULTS.proxyPort}; 0 likewise)
 ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUNTIME)
   --domain NAME       sandboxes are {port}-{id}.NAME (X_DOMAIN, default ${DEFAULTS.domain})
+  --host ADDR         address the API and proxy listen on (X_HOST, default ${DEFAULTS.host})
+  --network-prefix P  prefix of the netns, veth and nftables names this platform owns, at most
+                      6 lowercase letters or digits (X_NETWORK_PREFIX, default ${DEFAULTS.networkPrefix})
+  --network-cidr CIDR pool of /30 sandbox networks (X_NETWORK_CIDR, default ${DEFAULTS.networkCidr})
   --demo              once ready, create a sandbox, run a command in it and show the output
 `;
 
@@ -24,6 +28,8 @@ export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boo
       runtime: { type: "string" },
       domain: { type: "string" },
       host: { type: "string" },
+      "network-prefix": { type: "string" },
+      "network-cidr": { type: "string" },
       demo: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -51,6 +57,8 @@ export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boo
       defaultRuntime: runtime as PlatformConfig["defaultRuntime"],
       domain: values.domain ?? env.X_DOMAIN ?? DEFAULTS.domain,
       host: values.host ?? env.X_HOST ?? DEFAULTS.host,
+      networkPrefix: values["network-prefix"] ?? env.X_NETWORK_PREFIX ?? DEFAULTS.networkPrefix,
+      networkCidr: values["network-cidr"] ?? env.X_NETWORK_CIDR ?? DEFAULTS.networkCidr,
       envdDir: envdBundleDir(),
     },
   };
@@ -99,8 +107,11 @@ export async function serve(argv: string[]): Promise<number> {
     return 0;
   }
   const platform = await startPlatform(config);
-  const apiUrl = `http://localhost:${platform.apiPort}`;
-  const proxyUrl = `http://localhost:${platform.proxyPort}`;
+  // the bound ports (--port 0 picks free ones), at the address listened on when it is a single one
+  const { host } = config;
+  const shown = host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host;
+  const apiUrl = `http://${shown}:${platform.apiPort}`;
+  const proxyUrl = `http://${shown}:${platform.proxyPort}`;
   const key = platform.firstApiKey;
   process.stdout.write(
     [

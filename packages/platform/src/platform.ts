@@ -44,7 +44,8 @@ export interface Platform {
   defaultTeam(): Promise<Team>;
   /**
    * Stops serving. Sandboxes keep running for the next start to adopt, unless `destroy`
-   * is set: then every sandbox is killed and the platform's network rules are removed.
+   * is set: then every sandbox is killed and the platform's network rules are removed. The
+   * network rules also go when no sandbox is left to adopt.
    */
   close(opts?: { destroy?: boolean }): Promise<void>;
 }
@@ -207,6 +208,9 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
             .kill(row.id)
             .catch((err) => log("warn", "kill on close failed", { id: row.id, err: String(err) }));
         }
+        await network.sweep();
+      } else if ((await store.sandboxes.live()).length === 0) {
+        // nothing for the next start to adopt: the firewall table (and any leftover) goes too
         await network.sweep();
       }
       orchestrator.detach();

@@ -89,6 +89,8 @@ export class RunscRuntime implements ContainerRuntime {
 
   async delete(c: ContainerRef): Promise<void> {
     try {
+      // runsc panics deleting a paused sandbox ("invalid state transition: paused => stopped")
+      if ((await this.state(c).catch(() => undefined))?.status === "paused") await this.resume(c);
       await this.runsc(c, ["delete", "--force", c.id]);
     } catch (err) {
       if (!isMissing(err)) throw err;
