@@ -47,7 +47,7 @@ describe("checkpoint on runsc", () => {
     const counter = "/tmp/counter";
     const read = async () => Number((await sb.files.read(counter).catch(() => "0")).trim());
     const advanced = async (from: number) => {
-      const deadline = Date.now() + 10_000;
+      const deadline = Date.now() + 30_000;
       for (;;) {
         const now = await read();
         if (now > from || Date.now() > deadline) return now;
@@ -58,6 +58,8 @@ describe("checkpoint on runsc", () => {
     await sb.files.write("/home/user/kept.txt", "kept across a checkpoint");
     await sb.commands.run(`i=0; while true; do i=$((i+1)); echo $i > ${counter}; sleep 0.1; done`, {
       background: true,
+      // The client would end a background command after its default 60 s.
+      timeoutMs: 0,
     });
     expect((await sb.commands.run("echo traffic")).stdout).toBe("traffic\n");
     expect(await sb.files.read("/home/user/kept.txt")).toBe("kept across a checkpoint");

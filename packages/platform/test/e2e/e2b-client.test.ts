@@ -60,7 +60,7 @@ describe.each(["runc", "runsc"] as const)("public e2b client on %s", (runtime) =
     const counter = "/tmp/counter";
     const read = async () => Number((await sandbox.files.read(counter).catch(() => "0")).trim());
     const advanced = async (from: number) => {
-      const deadline = Date.now() + 10_000;
+      const deadline = Date.now() + 30_000;
       for (;;) {
         const now = await read();
         if (now > from || Date.now() > deadline) return now;
