@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { type ApiKeyRow, defaultTeam, openStore, type Store } from "@x/platform";
+import { defaultTeam, openStore, presentKey, type Store } from "@x/platform";
 import { STORE_HELP, STORE_OPTIONS, storeLocation } from "./store-location.js";
 
 const HELP = `x keys: manage the API keys of the platform's team, directly in its store
@@ -20,16 +20,6 @@ const processIo: KeysIo = {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
 };
-
-function present(row: ApiKeyRow) {
-  return {
-    apiKeyID: row.id,
-    name: row.name,
-    maskedKey: row.key_mask,
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
-  };
-}
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
@@ -61,7 +51,7 @@ async function run(
       }
       const { key, row } = await store.teams.createKey(team.id, name);
       print(
-        { ...present(row), key },
+        { ...presentKey(row), key },
         `created key '${name}' (${row.id}) for team ${team.namespace}; it is shown only now:\n${key}\n`,
       );
       return 0;
@@ -70,7 +60,7 @@ async function run(
       const rows = await store.teams.listKeys(team.id);
       const header = ["ID", "NAME", "KEY", "CREATED", "LAST USED"];
       print(
-        rows.map(present),
+        rows.map(presentKey),
         table([
           header,
           ...rows.map((r) => [r.id, r.name, r.key_mask, r.created_at, r.last_used_at ?? "never"]),

@@ -71,6 +71,8 @@ describe.each(["runc", "runsc"] as const)("public e2b client on %s", (runtime) =
       await sandbox.files.write("/home/user/kept.txt", "kept");
       await sandbox.commands.run(`i=0; while true; do i=$((i+1)); echo $i > ${counter}; sleep 0.1; done`, {
         background: true,
+        // The client would end a background command after its default 60 s.
+        timeoutMs: 0,
       });
       const before = await advanced(0);
 

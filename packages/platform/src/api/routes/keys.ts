@@ -3,7 +3,8 @@ import { notFound } from "../errors.js";
 import type { Handler } from "../server.js";
 import { teamOf } from "./access.js";
 
-function presentKey(row: ApiKeyRow) {
+/** An API key as the API shows it (`ApiKey` of openapi.yaml): never the secret itself. */
+export function presentKey(row: ApiKeyRow) {
   return {
     apiKeyID: row.id,
     name: row.name,
