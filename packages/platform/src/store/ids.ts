@@ -37,6 +37,14 @@ export function newSecret(): string {
   return randomBytes(24).toString("base64url");
 }
 
-export function nowIso(date = new Date()): string {
-  return date.toISOString();
+let lastIssued = 0;
+
+/**
+ * Now as ISO-8601 text, strictly later than the previous call in this process, so that rows
+ * created in the same millisecond (two builds, say) still have an order: "newest" is defined.
+ */
+export function nowIso(date?: Date): string {
+  if (date) return date.toISOString();
+  lastIssued = Math.max(Date.now(), lastIssued + 1);
+  return new Date(lastIssued).toISOString();
 }
