@@ -1,5 +1,4 @@
-import type { Stats } from "node:fs";
-import { type FileHandle, open, rename, rm, stat, unlink } from "node:fs/promises";
+import { type FileHandle, open, rename, rm, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { EnvdComponents } from "@x/envd-client";
 import type { EnvdContext } from "../context.js";
@@ -9,6 +8,7 @@ import { requestUser, requireToken } from "./access.js";
 import { readJson } from "./body.js";
 import { appendFileRange } from "./copy-range.js";
 import { ensureDir, existingFile, tempSibling } from "./file-writer.js";
+import { statForRead } from "./files-download.js";
 import type { WrittenEntry } from "./files-upload.js";
 import { fsHttpError, HttpError, type HttpRequest, type HttpResponse, sendJson } from "./respond.js";
 
@@ -31,14 +31,7 @@ function parseRequest(body: unknown): ComposeRequest {
 }
 
 async function checkSource(file: string): Promise<void> {
-  let st: Stats;
-  try {
-    st = await stat(file);
-  } catch (err) {
-    throw fsHttpError(err, "read", file);
-  }
-  if (st.isDirectory()) throw new HttpError(400, `path '${file}' is a directory`);
-  if (!st.isFile()) throw new HttpError(400, `path '${file}' is not a regular file`);
+  if (!(await statForRead(file)).isFile()) throw new HttpError(400, `path '${file}' is not a regular file`);
 }
 
 async function appendSource(source: string, out: FileHandle, destination: string): Promise<void> {

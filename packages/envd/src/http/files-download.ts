@@ -48,7 +48,8 @@ function contentDisposition(name: string): string {
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
 }
 
-async function statForRead(file: string): Promise<Stats> {
+/** Stats a file a client wants to read: 404 when missing, 400 for a directory, FIFO or socket. */
+export async function statForRead(file: string): Promise<Stats> {
   let st: Stats;
   try {
     st = await stat(file);

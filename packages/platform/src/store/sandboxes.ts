@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { afterCursor } from "./paging.js";
 import type { Database, NewSandboxRow, SandboxRow, SandboxUpdate } from "./schema.js";
 
 export interface SandboxListFilter {
@@ -57,14 +58,7 @@ export class SandboxStore {
     let q = this.db.selectFrom("sandboxes").selectAll().where("team_id", "=", filter.teamId);
     q = q.where("state", "in", filter.states?.length ? filter.states : ["running", "paused"]);
     const after = filter.after;
-    if (after) {
-      q = q.where((eb) =>
-        eb.or([
-          eb("started_at", "<", after.startedAt),
-          eb.and([eb("started_at", "=", after.startedAt), eb("id", ">", after.id)]),
-        ]),
-      );
-    }
+    if (after) q = q.where(afterCursor("started_at", { time: after.startedAt, id: after.id }));
     q = q.orderBy("started_at", "desc").orderBy("id");
     const wanted = Object.entries(filter.metadata ?? {});
     if (wanted.length === 0) return q.limit(filter.limit).execute();

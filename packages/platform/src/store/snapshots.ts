@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { afterCursor } from "./paging.js";
 import type { Database, SnapshotRow } from "./schema.js";
 
 export interface SnapshotListFilter {
@@ -43,14 +44,7 @@ export class SnapshotStore {
     if (filter.templateId) q = q.where("template_id", "=", filter.templateId);
     if (filter.buildId) q = q.where("build_id", "=", filter.buildId);
     const after = filter.after;
-    if (after) {
-      q = q.where((eb) =>
-        eb.or([
-          eb("created_at", "<", after.createdAt),
-          eb.and([eb("created_at", "=", after.createdAt), eb("id", ">", after.id)]),
-        ]),
-      );
-    }
+    if (after) q = q.where(afterCursor("created_at", { time: after.createdAt, id: after.id }));
     const rows = await q.orderBy("created_at", "desc").orderBy("id").limit(filter.limit).execute();
     if (rows.length === 0) return [];
     const tags = await this.db

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from "kysely";
 import { newBuildId, newTemplateId, nowIso } from "./ids.js";
+import { afterCursor } from "./paging.js";
 import type { BuildRow, BuildUpdate, Database, NewBuild, Team, TemplateRow } from "./schema.js";
 
 export const DEFAULT_TAG = "default";
@@ -68,14 +69,7 @@ export class TemplateStore {
       ? q.where((eb) => eb.or([eb("team_id", "=", teamId), eb("public", "=", 1)]))
       : q.where("team_id", "=", teamId);
     const after = opts.after;
-    if (after) {
-      q = q.where((eb) =>
-        eb.or([
-          eb("created_at", "<", after.createdAt),
-          eb.and([eb("created_at", "=", after.createdAt), eb("id", ">", after.id)]),
-        ]),
-      );
-    }
+    if (after) q = q.where(afterCursor("created_at", { time: after.createdAt, id: after.id }));
     q = q.orderBy("created_at", "desc").orderBy("id");
     return opts.limit === undefined ? q.execute() : q.limit(opts.limit).execute();
   }
@@ -195,14 +189,7 @@ export class TemplateStore {
   ): Promise<BuildRow[]> {
     let q = this.db.selectFrom("builds").selectAll().where("template_id", "=", templateId);
     const after = opts.after;
-    if (after) {
-      q = q.where((eb) =>
-        eb.or([
-          eb("created_at", "<", after.createdAt),
-          eb.and([eb("created_at", "=", after.createdAt), eb("id", ">", after.id)]),
-        ]),
-      );
-    }
+    if (after) q = q.where(afterCursor("created_at", { time: after.createdAt, id: after.id }));
     return q.orderBy("created_at", "desc").orderBy("id").limit(opts.limit).execute();
   }
 
