@@ -15,6 +15,8 @@ ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUN
   --network-prefix P  prefix of the netns, veth and nftables names this platform owns, at most
                       6 lowercase letters or digits (X_NETWORK_PREFIX, default ${DEFAULTS.networkPrefix})
   --network-cidr CIDR pool of /30 sandbox networks (X_NETWORK_CIDR, default ${DEFAULTS.networkCidr})
+  --pool-size N       ready sandboxes kept per template build, so creates need not boot; 0 turns
+                      the warm pool off (X_POOL_SIZE, default ${DEFAULTS.warmPoolSize})
   --demo              once ready, create a sandbox, run a command in it and show the output
 `;
 
@@ -30,6 +32,7 @@ export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boo
       host: { type: "string" },
       "network-prefix": { type: "string" },
       "network-cidr": { type: "string" },
+      "pool-size": { type: "string" },
       demo: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -46,6 +49,9 @@ export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boo
       throw new Error(`${flag} must be a port number, got ${v}`);
     return n;
   };
+  const poolSize = values["pool-size"] ?? env.X_POOL_SIZE;
+  if (poolSize !== undefined && !/^\d+$/.test(poolSize))
+    throw new Error(`--pool-size must be a whole number, got ${poolSize}`);
   return {
     demo: values.demo ?? false,
     help: values.help ?? false,
@@ -59,6 +65,7 @@ export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boo
       host: values.host ?? env.X_HOST ?? DEFAULTS.host,
       networkPrefix: values["network-prefix"] ?? env.X_NETWORK_PREFIX ?? DEFAULTS.networkPrefix,
       networkCidr: values["network-cidr"] ?? env.X_NETWORK_CIDR ?? DEFAULTS.networkCidr,
+      warmPoolSize: poolSize === undefined ? DEFAULTS.warmPoolSize : Number(poolSize),
       envdDir: envdBundleDir(),
     },
   };
@@ -125,6 +132,8 @@ export async function serve(argv: string[]): Promise<number> {
     ].join("\n"),
   );
   if (runDemo) {
+    // the demo shows a create as users get it once the platform has warmed up
+    await platform.warmPool.whenFull().catch(() => undefined);
     // A key of its own, revoked afterwards, so the demo works on every start.
     const team = await platform.defaultTeam();
     const { key: demoKey, row } = await platform.store.teams.createKey(team.id, "demo");

@@ -21,7 +21,10 @@ export interface PlatformConfig {
   deepPauseAfterMs: number;
   maxSandboxesPerTeam: number;
   maxTimeoutSeconds: number;
+  /** Default disk of a sandbox's writable layer (templates may set their own). */
   diskSizeMB: number;
+  /** Ready sandboxes kept per template build and runtime, so create need not boot; 0 disables. */
+  warmPoolSize: number;
 }
 
 export const DEFAULTS: Omit<PlatformConfig, "envdDir"> = {
@@ -36,4 +39,5 @@ export const DEFAULTS: Omit<PlatformConfig, "envdDir"> = {
   maxSandboxesPerTeam: 200,
   maxTimeoutSeconds: 24 * 3600,
   diskSizeMB: 2048,
+  warmPoolSize: 2,
 };

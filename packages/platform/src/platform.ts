@@ -20,6 +20,7 @@ import { installEnvd } from "./orchestrator/envd-install.js";
 import { MetricsSampler } from "./orchestrator/metrics.js";
 import { Orchestrator } from "./orchestrator/orchestrator.js";
 import { SandboxHost } from "./orchestrator/sandbox-host.js";
+import { WarmPool } from "./orchestrator/warm-pool.js";
 import { createProxyServer, type ProxyServer } from "./proxy/index.js";
 import type { ContainerRuntime, RuntimeName } from "./runtime/container-runtime.js";
 import { createRuntime } from "./runtime/create-runtime.js";
@@ -36,6 +37,8 @@ export interface Platform {
   config: PlatformConfig;
   store: Store;
   orchestrator: Orchestrator;
+  /** Ready sandboxes handed out by create (empty when `warmPoolSize` is 0). */
+  warmPool: WarmPool;
   apiPort: number;
   proxyPort: number;
   /** Set on the first start only: the first team's API key, shown once. */
@@ -90,9 +93,17 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
   const envdDir = await installEnvd(config.envdDir, config.dataDir);
   const host = new SandboxHost({ dataDir: config.dataDir, runtimes, network, envdDir, log });
   let proxy: ProxyServer | undefined;
+  const warmPool = new WarmPool({
+    size: config.warmPoolSize,
+    host,
+    // per network prefix: platforms sharing a data dir never touch each other's members
+    recordDir: path.join(config.dataDir, "pool", config.networkPrefix),
+    log,
+  });
   const orchestrator = new Orchestrator({
     store,
     host,
+    pool: warmPool,
     dataDir: config.dataDir,
     defaultRuntime,
     deepPauseAfterMs: config.deepPauseAfterMs,
@@ -100,18 +111,24 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
     onUnavailable: (id) => proxy?.closeSandboxConnections(id),
   });
   await orchestrator.adopt();
+  await warmPool.discardLeftovers();
   // Leftovers first (the sweep drops the firewall table when nothing is kept), then the
   // firewall for the sandboxes to come.
   await network.sweep(orchestrator.knownIds());
   await network.init();
 
-  await ensureBaseTemplate({
+  const baseTemplateId = await ensureBaseTemplate({
     store,
     dataDir: config.dataDir,
     envdVersion: ENVD_VERSION,
     diskSizeMB: config.diskSizeMB,
     onProgress: (p) => log("info", "building the base template", { phase: p.phase, line: p.line }),
   });
+
+  if (warmPool.enabled) {
+    const build = await store.templates.buildForTag(baseTemplateId);
+    if (build) orchestrator.keepWarm(baseTemplateId, build);
+  }
 
   const builds = await createBuildService({
     store,
@@ -147,7 +164,13 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
     }),
     ...sandboxMetricsRoutes({ store, sampler }),
     ...sandboxLogsRoutes({ store, consoleLog: (id) => host.paths(id).consoleLog }),
-    ...templateRoutes({ ...builds, store, envdVersion: ENVD_VERSION, diskSizeMB: config.diskSizeMB }),
+    ...templateRoutes({
+      ...builds,
+      store,
+      envdVersion: ENVD_VERSION,
+      diskSizeMB: config.diskSizeMB,
+      beforeDelete: (templateId) => warmPool.discardTemplate(templateId),
+    }),
     ...snapshotRoutes({
       store,
       orchestrator,
@@ -193,6 +216,7 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
     config,
     store,
     orchestrator,
+    warmPool,
     apiPort,
     proxyPort: proxy.port,
     firstApiKey,
@@ -202,6 +226,8 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
       api.closeAllConnections();
       await sampler.stop();
       await builds.builder.close();
+      // members are nobody's sandboxes: they never outlive the process that booted them
+      await warmPool.close();
       if (opts.destroy) {
         for (const row of await store.sandboxes.live()) {
           await orchestrator

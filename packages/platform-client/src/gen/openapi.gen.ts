@@ -3392,6 +3392,11 @@ export const openapiDocument: Record<string, unknown> = {
           "name": {
             "type": "string",
             "description": "Name of the snapshot template; an existing template of that name gets a new build instead of a new template being made."
+          },
+          "memory": {
+            "type": "boolean",
+            "default": true,
+            "description": "Keep the running processes too (gVisor only, and only while the\nsandbox's own processes hold no listening TCP sockets): the sandbox\nis checkpointed for the snapshot and restored right after. `false`\nkeeps files only. The snapshot's `kind` says what was kept.\n"
           }
         }
       },
@@ -3413,8 +3418,19 @@ export const openapiDocument: Record<string, unknown> = {
             "items": {
               "type": "string"
             }
+          },
+          "kind": {
+            "$ref": "#/components/schemas/SnapshotKind"
           }
         }
+      },
+      "SnapshotKind": {
+        "type": "string",
+        "enum": [
+          "files",
+          "memory"
+        ],
+        "description": "What a snapshot keeps: `files` (sandboxes from it boot afresh, the\ntemplate's start command runs again) or `memory` (files and the running\nprocesses with their memory: sandboxes from it continue them).\n"
       },
       "TemplateBuildStatus": {
         "type": "string",

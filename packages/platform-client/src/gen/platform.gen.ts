@@ -1329,6 +1329,14 @@ export interface components {
          */
         SandboxRuntime: "runsc" | "runc";
         SandboxSnapshotRequest: {
+            /**
+             * @description Keep the running processes too (gVisor only, and only while the
+             *     sandbox's own processes hold no listening TCP sockets): the sandbox
+             *     is checkpointed for the snapshot and restored right after. `false`
+             *     keeps files only. The snapshot's `kind` says what was kept.
+             * @default true
+             */
+            memory?: boolean;
             /** @description Name of the snapshot template; an existing template of that name gets a new build instead of a new template being made. */
             name?: string;
         };
@@ -1345,6 +1353,7 @@ export interface components {
             timeout: number;
         };
         Snapshot: {
+            kind?: components["schemas"]["SnapshotKind"];
             /** @description Full names of the snapshot template, `<namespace>/<alias>:<tag>`. */
             names: string[];
             /**
@@ -1355,6 +1364,13 @@ export interface components {
              */
             snapshotID: string;
         };
+        /**
+         * @description What a snapshot keeps: `files` (sandboxes from it boot afresh, the
+         *     template's start command runs again) or `memory` (files and the running
+         *     processes with their memory: sandboxes from it continue them).
+         * @enum {string}
+         */
+        SnapshotKind: "files" | "memory";
         TeamUser: {
             /** @deprecated */
             email: string | null;

@@ -2,11 +2,12 @@ import path from "node:path";
 import type { RuntimeName } from "../runtime/container-runtime.js";
 import { newSandboxId, newSecret, nowIso } from "../store/ids.js";
 import type { BuildRow, SandboxRow, Store, Team, TemplateRow } from "../store/index.js";
-import { runtimeSpecOf } from "../templates/build-spec.js";
+import { type MemoryImage, memoryImageOf, runtimeSpecOf } from "../templates/build-spec.js";
 import { envdFetch, runCommand } from "../templates/envd-exec.js";
 import { runStartCommand } from "../templates/start-command.js";
 import { KeyedLock } from "./keyed-lock.js";
 import type { BootSpec, SandboxHost } from "./sandbox-host.js";
+import type { PoolMember, WarmPool } from "./warm-pool.js";
 
 export type PauseKind = "frozen" | "checkpointed" | "stopped";
 
@@ -37,6 +38,8 @@ export interface OrchestratorOptions {
   /** A frozen sandbox older than this is checkpointed (or stopped) to free its memory. */
   deepPauseAfterMs: number;
   log(level: "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>): void;
+  /** Ready sandboxes to hand out instead of booting; none when unset. */
+  pool?: WarmPool;
   /** Called when a sandbox stops serving (kill, pause), to cut its open connections. */
   onUnavailable?(sandboxId: string): void;
 }
@@ -88,19 +91,42 @@ export class Orchestrator {
   constructor(private readonly o: OrchestratorOptions) {}
 
   private bootSpec(row: SandboxRow, build: BuildRow): BootSpec {
+    return {
+      ...this.buildBootSpec(build, row.id, row.runtime, row.envd_access_token),
+      cpuCount: row.cpu_count,
+      memoryMB: row.memory_mb,
+      diskSizeMB: row.disk_size_mb,
+      internet: row.allow_internet === 1,
+    };
+  }
+
+  /** How a sandbox of `build` boots, before a create's own settings (a warm pool member's spec). */
+  private buildBootSpec(build: BuildRow, id: string, runtime: RuntimeName, accessToken: string): BootSpec {
     const layers = JSON.parse(build.layers ?? "[]") as string[];
     const spec = JSON.parse(build.spec) as { user?: string; workdir?: string };
     return {
-      id: row.id,
-      runtime: row.runtime,
+      id,
+      runtime,
       lowers: layers.map((l) => path.resolve(this.o.dataDir, l)),
-      cpuCount: row.cpu_count,
-      memoryMB: row.memory_mb,
-      internet: row.allow_internet === 1,
-      envdAccessToken: row.envd_access_token,
+      cpuCount: build.cpu_count,
+      memoryMB: build.memory_mb,
+      diskSizeMB: build.disk_size_mb,
+      // on by default as in a create; a claim that wants it off turns it off
+      internet: true,
+      envdAccessToken: accessToken,
       defaultUser: spec.user ?? "user",
       defaultWorkdir: spec.workdir,
     };
+  }
+
+  /** Keeps sandboxes of this build ready in the warm pool (when there is one). */
+  keepWarm(templateId: string, build: BuildRow, runtime: RuntimeName = this.o.defaultRuntime): void {
+    this.o.pool?.want({
+      templateId,
+      buildId: build.id,
+      runtime,
+      specFor: (id, token) => this.buildBootSpec(build, id, runtime, token),
+    });
   }
 
   private async buildOf(row: SandboxRow): Promise<BuildRow> {
@@ -134,15 +160,20 @@ export class Orchestrator {
   async create(req: CreateSandboxRequest): Promise<SandboxRow> {
     const now = new Date();
     const spec = JSON.parse(req.build.spec) as { envVars?: Record<string, string> };
+    const memory = memoryImageOf(req.build);
+    // a memory snapshot continues under the runtime that wrote it, unless another is asked for
+    const runtime = req.runtime ?? memory?.runtime ?? this.o.defaultRuntime;
+    const restoreMemory = memory?.runtime === runtime ? memory : undefined;
+    const member = restoreMemory ? undefined : this.o.pool?.claim(req.build.id, runtime);
     const row: SandboxRow = {
-      id: newSandboxId(),
+      id: member?.id ?? newSandboxId(),
       team_id: req.team.id,
       template_id: req.template.id,
       build_id: req.build.id,
       alias: req.alias ?? null,
       state: "starting",
       pause_kind: null,
-      runtime: req.runtime ?? this.o.defaultRuntime,
+      runtime,
       started_at: nowIso(now),
       end_at: nowIso(new Date(now.getTime() + req.timeoutSeconds * 1000)),
       cpu_count: req.build.cpu_count,
@@ -157,18 +188,29 @@ export class Orchestrator {
       placement: null,
       killed_at: null,
     };
-    await this.teamLock.run(req.team.id, async () => {
-      const limit = req.maxLivePerTeam;
-      if (limit !== undefined && (await this.o.store.sandboxes.countLive(req.team.id)) >= limit) {
-        throw new SandboxQuotaExceeded(limit);
-      }
-      await this.o.store.sandboxes.insert(row);
-    });
+    try {
+      await this.teamLock.run(req.team.id, async () => {
+        const limit = req.maxLivePerTeam;
+        if (limit !== undefined && (await this.o.store.sandboxes.countLive(req.team.id)) >= limit) {
+          throw new SandboxQuotaExceeded(limit);
+        }
+        await this.o.store.sandboxes.insert(row);
+      });
+    } catch (err) {
+      if (member) await this.o.host.destroy(member).finally(() => this.o.pool?.handedOver(member));
+      throw err;
+    }
+    // on record now: a crash from here on is cleaned up as a sandbox that was starting
+    if (member) await this.o.pool?.handedOver(member);
     return this.lock.run(row.id, async () => {
       try {
-        const address = await this.o.host.boot(this.bootSpec(row, req.build));
-        await this.initEnvd(row, address);
-        await this.startTemplateCommand(row, address, req.build);
+        let address: string;
+        if (restoreMemory) {
+          address = await this.restoreSnapshot(row, req.build, restoreMemory);
+        } else {
+          address = member ? await this.handOver(member, row) : await this.coldBoot(row, req.build);
+          await this.startTemplateCommand(row, address, req.build);
+        }
         this.live.set(row.id, { address });
         row.state = "running";
         await this.o.store.sandboxes.update(row.id, { state: "running" });
@@ -179,6 +221,7 @@ export class Orchestrator {
           data: { templateId: row.template_id, runtime: row.runtime },
         });
         this.arm(row);
+        if (!restoreMemory) this.keepWarm(req.template.id, req.build, runtime);
         return row;
       } catch (err) {
         this.o.log("error", "sandbox failed to start", { sandboxId: row.id, err: String(err) });
@@ -189,13 +232,79 @@ export class Orchestrator {
     });
   }
 
-  /** Hands the sandbox its environment variables through envd's /init. */
-  private async initEnvd(row: SandboxRow, address: string): Promise<void> {
-    const envVars = JSON.parse(row.env_vars) as Record<string, string>;
+  private async coldBoot(row: SandboxRow, build: BuildRow): Promise<string> {
+    const address = await this.o.host.boot(this.bootSpec(row, build));
+    await this.initEnvd(row, address);
+    return address;
+  }
+
+  /**
+   * Starts a sandbox from a memory snapshot: the image's processes continue (the start command
+   * is not run again), and envd is handed the sandbox's own token and environment through the
+   * token in the image's memory. Boots from the snapshot's files when the image cannot be used.
+   */
+  private async restoreSnapshot(row: SandboxRow, build: BuildRow, memory: MemoryImage): Promise<string> {
+    const image = path.resolve(this.o.dataDir, memory.image);
+    try {
+      const address = await this.o.host.bootFromImage(this.bootSpec(row, build), image);
+      await this.initEnvd(row, address, memory.accessToken);
+      return address;
+    } catch (err) {
+      this.o.log("warn", "memory snapshot could not be restored, booting from its files", {
+        sandboxId: row.id,
+        err: String(err),
+      });
+      await this.o.host.destroy(row);
+      const address = await this.coldBoot(row, build);
+      await this.startTemplateCommand(row, address, build);
+      return address;
+    }
+  }
+
+  /**
+   * Gives a warm pool member the sandbox's identity: its own envd token (replacing the pool's)
+   * and environment variables through /init, and its internet setting. A member that does not
+   * take it is replaced by a cold boot under the same id.
+   */
+  private async handOver(member: PoolMember, row: SandboxRow): Promise<string> {
+    try {
+      if (row.allow_internet !== 1) await this.o.host.setInternet(row.id, false);
+      await this.initEnvd(row, member.address, member.accessToken);
+      return member.address;
+    } catch (err) {
+      this.o.log("warn", "warm pool member did not take its sandbox, booting one", {
+        sandboxId: row.id,
+        err: String(err),
+      });
+      await this.o.host.destroy(member);
+      return this.coldBoot(row, await this.buildOf(row));
+    }
+  }
+
+  /**
+   * Hands the sandbox its environment variables through envd's /init; `currentToken` is the
+   * token envd runs with when it is not the sandbox's own yet (a warm pool member's).
+   */
+  private async initEnvd(row: SandboxRow, address: string, currentToken?: string): Promise<void> {
+    const envVars = {
+      ...(JSON.parse(row.env_vars) as Record<string, string>),
+      // who the sandbox is, as e2b's envd tells its processes (a pool member or a restored
+      // memory image would otherwise go on with the identity it was booted with)
+      E2B_SANDBOX_ID: row.id,
+      E2B_TEMPLATE_ID: row.template_id,
+    };
+    const rotate = currentToken !== undefined && currentToken !== row.envd_access_token;
     const res = await envdFetch(`http://${address}:49983/init`, {
       method: "POST",
-      headers: { "Content-Type": "application/json", "X-Access-Token": row.envd_access_token },
-      body: JSON.stringify({ envVars, timestamp: new Date().toISOString() }),
+      headers: {
+        "Content-Type": "application/json",
+        "X-Access-Token": currentToken ?? row.envd_access_token,
+      },
+      body: JSON.stringify({
+        envVars,
+        timestamp: new Date().toISOString(),
+        ...(rotate ? { accessToken: row.envd_access_token } : {}),
+      }),
     });
     if (!res.ok) throw new Error(`envd /init answered ${res.status}: ${await res.text()}`);
   }
@@ -212,28 +321,89 @@ export class Orchestrator {
   }
 
   /**
-   * Runs `fn` on the sandbox's writable layer while its files cannot change (for snapshots):
-   * a running sandbox is synced (gVisor holds written data in its own memory until then) and
-   * frozen for the duration; a paused one is still already.
+   * Runs `fn` on the sandbox's state while it cannot change (for snapshots). With `memory`,
+   * under gVisor, a running sandbox is checkpointed first (envd quiesced, memory to disk) and
+   * `fn` gets the memory image too; the sandbox is restored afterwards and its processes go on.
+   * Otherwise, or when the checkpoint is refused (the sandbox's own processes listen), a
+   * running sandbox is synced (gVisor holds written data in its own memory until then) and
+   * frozen for the duration; a paused one is still already (with its image when checkpointed).
    */
-  async withFilesStill<T>(id: string, fn: (upperDir: string, row: SandboxRow) => Promise<T>): Promise<T> {
+  async withStateStill<T>(
+    id: string,
+    opts: { memory: boolean },
+    fn: (state: { upper: string; row: SandboxRow; memoryImage?: string }) => Promise<T>,
+  ): Promise<T> {
     return this.lock.run(id, async () => {
       const row = await this.o.store.sandboxes.get(id);
       if (!row || row.state === "killed") throw new SandboxNotFound(id);
       if (row.state === "starting") throw new SandboxStateConflict(`sandbox ${id} is still starting`);
-      const upper = this.o.host.paths(id).upper;
-      if (row.state !== "running") return fn(upper, row);
-      const address = this.live.get(id)?.address;
-      const sync = { cmd: "sync", user: "root" };
-      if (address) await runCommand({ address, accessToken: row.envd_access_token }, sync);
+      const upper = await this.o.host.mountFiles(id);
+      const image = this.o.host.paths(id).checkpoint;
+      if (row.state !== "running") {
+        return fn({
+          upper,
+          row,
+          memoryImage: opts.memory && row.pause_kind === "checkpointed" ? image : undefined,
+        });
+      }
       const ref = { id, runtime: row.runtime };
+      const envd = { address: this.live.get(id)?.address ?? "", accessToken: row.envd_access_token };
+      if (opts.memory && this.o.host.canCheckpoint(row.runtime) && (await checkpointable(envd))) {
+        this.o.onUnavailable?.(id);
+        const checkpointed = await this.o.host.checkpoint(ref).then(
+          () => true,
+          (err: unknown) => {
+            this.o.log("warn", "cannot checkpoint for a memory snapshot, keeping files only", {
+              sandboxId: id,
+              err: String(err),
+            });
+            return false;
+          },
+        );
+        if (checkpointed) {
+          try {
+            return await fn({ upper, row, memoryImage: image });
+          } finally {
+            await this.bringBack(row);
+          }
+        }
+        // this gVisor can take the sandbox down with a refused checkpoint: boot it from its files
+        if (!(await this.o.host.answers(envd.address))) {
+          await this.o.host.stop(ref);
+          await this.bringBack(row);
+          envd.address = this.live.get(id)?.address ?? "";
+        }
+      }
+      const sync = { cmd: "sync", user: "root" };
+      if (envd.address) await runCommand(envd, sync);
       await this.o.host.freeze(ref);
       try {
-        return await fn(upper, row);
+        return await fn({ upper, row });
       } finally {
         await this.o.host.thaw(ref);
       }
     });
+  }
+
+  /**
+   * Restores a sandbox checkpointed for a snapshot; boots it from its files when there is no
+   * image or the restore fails (its processes are lost then, its files are not).
+   */
+  private async bringBack(row: SandboxRow): Promise<void> {
+    const spec = this.bootSpec(row, await this.buildOf(row));
+    const live = this.live.get(row.id) ?? {};
+    this.live.set(row.id, live);
+    try {
+      live.address = await this.o.host.restore(spec);
+    } catch (err) {
+      this.o.log("error", "restore after a snapshot failed, booting from files", {
+        sandboxId: row.id,
+        err: String(err),
+      });
+      await this.o.host.stop(spec).catch(() => undefined);
+      live.address = await this.o.host.boot(spec);
+      await this.initEnvd(row, live.address);
+    }
   }
 
   async get(id: string): Promise<SandboxRow | undefined> {
@@ -456,4 +626,29 @@ export class Orchestrator {
       clearTimeout(live.deepPauseTimer);
     }
   }
+}
+
+/** envd's port as /proc/net/tcp writes it. */
+const ENVD_PORT_HEX = (49983).toString(16).toUpperCase().padStart(4, "0");
+
+/**
+ * Whether gVisor can save the sandbox's sockets: only envd's own (which it closes on quiesce)
+ * may exist. A socket of the sandbox's own processes (a listener, a connection) makes this
+ * runsc refuse the checkpoint, and a refused checkpoint can take the sandbox down with it.
+ */
+async function checkpointable(envd: { address: string; accessToken: string }): Promise<boolean> {
+  if (!envd.address) return false;
+  let table = "";
+  const result = await runCommand(
+    envd,
+    { cmd: "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null", user: "root" },
+    { onOutput: (line, stream) => stream === "stdout" && (table += `${line}\n`) },
+  ).catch(() => undefined);
+  if (!result) return false;
+  const foreign = table
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/)[1] ?? "")
+    .filter((local) => /^[0-9A-F]+:[0-9A-F]{4}$/.test(local))
+    .filter((local) => local.split(":")[1] !== ENVD_PORT_HEX);
+  return foreign.length === 0;
 }

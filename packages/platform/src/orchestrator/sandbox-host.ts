@@ -1,9 +1,10 @@
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import http from "node:http";
 import net from "node:net";
 import path from "node:path";
 import type { NetworkManager, SandboxNetwork } from "../network/network-manager.js";
-import { mountOverlay, unmountOverlay } from "../rootfs/overlay.js";
+import { ensureDiskImage, mountDisk, type SandboxDisk, unmountDisk } from "../rootfs/disk.js";
+import { isOverlayMounted, mountOverlay, unmountOverlay } from "../rootfs/overlay.js";
 import type { ContainerRef, ContainerRuntime, RuntimeName } from "../runtime/container-runtime.js";
 import { AGENT_ENVD_DIR, AGENT_NODE, writeBundle } from "../runtime/oci-spec.js";
 import { hostClosedAgent } from "../templates/envd-exec.js";
@@ -18,6 +19,8 @@ export interface BootSpec {
   lowers: string[];
   cpuCount: number;
   memoryMB: number;
+  /** Caps the writable layer (its own loop-mounted disk); uncapped, on the data dir's disk, when unset. */
+  diskSizeMB?: number;
   internet: boolean;
   envdAccessToken: string;
   defaultUser: string;
@@ -26,6 +29,8 @@ export interface BootSpec {
 
 export interface SandboxPaths {
   dir: string;
+  /** The sandbox's own disk; upper and work live on it when it is mounted. */
+  disk: SandboxDisk;
   upper: string;
   work: string;
   rootfs: string;
@@ -52,10 +57,12 @@ export class SandboxHost {
 
   paths(id: string): SandboxPaths {
     const dir = path.join(this.o.dataDir, "sandboxes", id);
+    const disk = { image: path.join(dir, "disk.img"), mountPoint: path.join(dir, "disk") };
     return {
       dir,
-      upper: path.join(dir, "upper"),
-      work: path.join(dir, "work"),
+      disk,
+      upper: path.join(disk.mountPoint, "upper"),
+      work: path.join(disk.mountPoint, "work"),
       rootfs: path.join(dir, "rootfs"),
       bundle: path.join(dir, "bundle"),
       consoleLog: path.join(dir, "console.log"),
@@ -87,6 +94,10 @@ export class SandboxHost {
     const p = this.paths(spec.id);
     await mkdir(p.dir, { recursive: true });
     await unmountOverlay(p.rootfs);
+    if (spec.diskSizeMB !== undefined) {
+      await ensureDiskImage(p.disk, spec.diskSizeMB);
+      await mountDisk(p.disk);
+    }
     await mountOverlay({ lowers: spec.lowers, upperDir: p.upper, workDir: p.work, target: p.rootfs });
     const env = [
       "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -190,12 +201,35 @@ export class SandboxHost {
 
   /** Restores a checkpointed sandbox with its processes, and wakes envd. */
   async restore(spec: BootSpec): Promise<string> {
+    const p = this.paths(spec.id);
+    // after a host reboot the mounts are gone; the checkpoint expects the same root filesystem
+    if (!(await isOverlayMounted(p.rootfs))) {
+      if (spec.diskSizeMB !== undefined) await mountDisk(p.disk);
+      await mountOverlay({ lowers: spec.lowers, upperDir: p.upper, workDir: p.work, target: p.rootfs });
+    }
+    const address = await this.restoreImage(spec, p.checkpoint);
+    await rm(p.checkpoint, { recursive: true, force: true });
+    return address;
+  }
+
+  /**
+   * Boots a new sandbox from another one's memory image (a memory snapshot): its own root
+   * filesystem of `spec.lowers` (which hold the files as they were at the checkpoint), its own
+   * network, and the processes of the image continuing. The image stays for more sandboxes.
+   */
+  async bootFromImage(spec: BootSpec, imageDir: string): Promise<string> {
+    await this.prepareRootfs(spec);
+    return this.restoreImage(spec, imageDir);
+  }
+
+  private async restoreImage(spec: BootSpec, imageDir: string): Promise<string> {
     const net = await this.freshNetwork(spec);
     const p = this.paths(spec.id);
     const runtime = this.runtime(spec.runtime);
+    if (!runtime.restore) throw new Error(`runtime ${spec.runtime} cannot restore memory images`);
     const ref = await this.ref(spec.id);
     const t0 = performance.now();
-    await runtime.restore!(ref, { bundleDir: p.bundle, consoleLog: p.consoleLog, imageDir: p.checkpoint });
+    await runtime.restore(ref, { bundleDir: p.bundle, consoleLog: p.consoleLog, imageDir });
     const restoredMs = performance.now() - t0;
     await runtime.kill(ref, "SIGUSR2");
     await waitForEnvd(net.sandboxIp, 30_000);
@@ -204,7 +238,6 @@ export class SandboxHost {
       restoreMs: Math.round(restoredMs),
       envdAnsweringMs: Math.round(performance.now() - t0),
     });
-    await rm(p.checkpoint, { recursive: true, force: true });
     return net.sandboxIp;
   }
 
@@ -212,7 +245,15 @@ export class SandboxHost {
   async stop(spec: Pick<BootSpec, "id" | "runtime">): Promise<void> {
     await this.runtime(spec.runtime).delete(await this.ref(spec.id));
     await unmountOverlay(this.paths(spec.id).rootfs);
+    await unmountDisk(this.paths(spec.id).disk);
     await this.o.network.destroy(spec.id);
+  }
+
+  /** Makes a sandbox's writable layer readable on the host, also while it is stopped. */
+  async mountFiles(id: string): Promise<string> {
+    const p = this.paths(id);
+    if (await stat(p.disk.image).catch(() => undefined)) await mountDisk(p.disk);
+    return p.upper;
   }
 
   /** Removes every trace of the sandbox from the host. */
@@ -220,6 +261,7 @@ export class SandboxHost {
     const runtime = this.o.runtimes.get(spec.runtime);
     if (runtime) await runtime.delete(await this.ref(spec.id));
     await unmountOverlay(this.paths(spec.id).rootfs);
+    await unmountDisk(this.paths(spec.id).disk);
     await this.o.network.destroy(spec.id);
     await rm(this.paths(spec.id).dir, { recursive: true, force: true });
   }
@@ -228,6 +270,15 @@ export class SandboxHost {
   async setInternet(id: string, allowed: boolean): Promise<void> {
     const net = await this.o.network.get(id);
     if (net) await this.o.network.setInternet(net, allowed);
+  }
+
+  /** Whether envd at `address` answers its health check right now. */
+  async answers(address: string): Promise<boolean> {
+    if (!address) return false;
+    return waitForEnvd(address, 1_000).then(
+      () => true,
+      () => false,
+    );
   }
 
   async address(id: string): Promise<string | undefined> {

@@ -9,7 +9,8 @@
  *   await proxy.close();
  *
  * Routing: headers `E2b-Sandbox-Id` + `E2b-Sandbox-Port` win; else the host's first label
- * `{port}-{sandboxID}` under any domain. The resolver maps the id to the sandbox's address; the
+ * `{port}-{sandboxID}` under any domain; else, for a signed `/files` URL (the client's
+ * `downloadUrl`/`uploadUrl` with `E2B_SANDBOX_URL`), envd of the sandbox whose token signed it. The resolver maps the id to the sandbox's address; the
  * proxy connects to `address:port`. Answers of its own are JSON `{code, message}`: 400 without
  * routing information, 502 with `sandboxID` for an unknown, killed or paused sandbox (e2b's
  * `isRunning()` reads 502 as "not running") and, with `port`, when nothing listens on the port.
@@ -27,7 +28,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import type { Duplex, Readable, Writable } from "node:stream";
 import { downstreamH2Headers, downstreamRawHeaders, rawFromH2, upstreamRequestHeaders } from "./headers.js";
-import { type ProxyTarget, parseTarget } from "./routing.js";
+import { ENVD_PORT, type ProxyTarget, parseTarget, signedFileMatcher } from "./routing.js";
 import type { ProxyErrorKind, ProxyLogger, ProxyMetrics, SandboxLocation, SandboxResolver } from "./types.js";
 
 export interface ProxyServerOptions {
@@ -331,7 +332,9 @@ class SandboxProxy implements ProxyServer {
     this.metrics.requests++;
     const down = new H1Downstream(res);
     const headers = req.headers;
-    const target = parseTarget(headers["e2b-sandbox-id"], headers["e2b-sandbox-port"], headers.host);
+    const target =
+      parseTarget(headers["e2b-sandbox-id"], headers["e2b-sandbox-port"], headers.host) ??
+      (await this.signedTarget(req.method ?? "GET", req.url ?? "/"));
     if (!target) return this.replyWith(down, this.noRouteReply);
     const address = await this.locate(target.sandboxID);
     if (typeof address !== "string") return this.replyWith(down, address);
@@ -366,11 +369,12 @@ class SandboxProxy implements ProxyServer {
         body: { code: 405, message: "CONNECT is not supported by the sandbox proxy" },
       });
     }
-    const target = parseTarget(
-      headers["e2b-sandbox-id"],
-      headers["e2b-sandbox-port"],
-      headers[":authority"] ?? headers.host,
-    );
+    const target =
+      parseTarget(
+        headers["e2b-sandbox-id"],
+        headers["e2b-sandbox-port"],
+        headers[":authority"] ?? headers.host,
+      ) ?? (await this.signedTarget(method, headers[":path"] ?? "/"));
     if (!target) return this.replyWith(down, this.noRouteReply);
     const address = await this.locate(target.sandboxID);
     if (typeof address !== "string") return this.replyWith(down, address);
@@ -594,6 +598,20 @@ class SandboxProxy implements ProxyServer {
       this.replyRaw(socket, this.upstreamError(target, err));
     });
     up.end();
+  }
+
+  /** A signed file URL without routing information goes to the sandbox whose token signed it. */
+  private async signedTarget(method: string, url: string): Promise<ProxyTarget | undefined> {
+    if (!this.resolver.resolveSigned) return undefined;
+    const matches = signedFileMatcher(method, url);
+    if (!matches) return undefined;
+    try {
+      const sandboxID = await this.resolver.resolveSigned(matches);
+      return sandboxID ? { sandboxID, port: ENVD_PORT } : undefined;
+    } catch (err) {
+      this.log("error", "signed URL lookup failed", { err: String(err) });
+      return undefined;
+    }
   }
 
   /** The sandbox's address, resuming it first when it is paused with autoResume; or the error to answer. */

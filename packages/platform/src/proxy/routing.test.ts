@@ -1,4 +1,6 @@
-import { ENVD_PORT, parseTarget } from "./routing.js";
+import { createHash } from "node:crypto";
+import { getSignature } from "e2b";
+import { ENVD_PORT, parseTarget, signedFileMatcher } from "./routing.js";
 
 describe("parseTarget", () => {
   test.each([
@@ -33,5 +35,48 @@ describe("parseTarget", () => {
   test("malformed headers are no route rather than a guess", () => {
     expect(parseTarget("sbx1", "http", "80-other.localhost")).toBeUndefined();
     expect(parseTarget("../etc", "80", undefined)).toBeUndefined();
+  });
+});
+
+describe("signedFileMatcher", () => {
+  // what the e2b client's getSignature computes: v1_ + base64(sha256(path:op:user:token[:exp])) unpadded
+  const sign = (raw: string) => `v1_${createHash("sha256").update(raw).digest("base64").replace(/=+$/, "")}`;
+
+  test("matches only the token that signed a read, with or without expiration and user", () => {
+    const exp = Math.floor(Date.now() / 1000) + 60;
+    const url = `/files?path=hello.txt&signature=${encodeURIComponent(sign(`hello.txt:read::tok-a:${exp}`))}&signature_expiration=${exp}`;
+    const matches = signedFileMatcher("GET", url);
+    expect(matches?.("tok-a")).toBe(true);
+    expect(matches?.("tok-b")).toBe(false);
+    const asRoot = `/files?path=%2Froot%2Fa&username=root&signature=${encodeURIComponent(sign("/root/a:read:root:tok-b"))}`;
+    expect(signedFileMatcher("GET", asRoot)?.("tok-b")).toBe(true);
+  });
+
+  test("agrees with the public e2b client's getSignature", async () => {
+    const sig = await getSignature({
+      path: "hello.txt",
+      operation: "write",
+      user: undefined,
+      expirationInSeconds: 10,
+      envdAccessToken: "secret",
+    });
+    const url = `/files?path=hello.txt&signature=${encodeURIComponent(sig.signature)}&signature_expiration=${sig.expiration}`;
+    expect(signedFileMatcher("POST", url)?.("secret")).toBe(true);
+  });
+
+  test("the operation comes from the method: a read signature does not route a write", () => {
+    const url = `/files?path=f&signature=${encodeURIComponent(sign("f:read::t"))}`;
+    expect(signedFileMatcher("POST", url)?.("t")).toBe(false);
+    const write = `/files?path=f&signature=${encodeURIComponent(sign("f:write::t"))}`;
+    expect(signedFileMatcher("POST", write)?.("t")).toBe(true);
+  });
+
+  test.each([
+    ["GET", "/files?path=f"],
+    ["GET", "/health?signature=v1_x"],
+    ["DELETE", "/files?path=f&signature=v1_x"],
+    ["GET", "/files?path=f&signature=nope"],
+  ])("%s %s is not a signed file request", (method, url) => {
+    expect(signedFileMatcher(method, url)).toBeUndefined();
   });
 });

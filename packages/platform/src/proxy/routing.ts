@@ -1,3 +1,5 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+
 /** envd's port inside every sandbox: the default when only `E2b-Sandbox-Id` is sent. */
 export const ENVD_PORT = 49983;
 
@@ -48,4 +50,47 @@ export function parseTarget(
   const port = parsePort(label.slice(0, dash));
   const sandboxID = label.slice(dash + 1);
   return port !== undefined && SANDBOX_ID.test(sandboxID) ? { sandboxID, port } : undefined;
+}
+
+/**
+ * A signed file URL (`/files?path=…&signature=v1_…`) names no sandbox: with `E2B_SANDBOX_URL`
+ * set, the e2b client's `downloadUrl`/`uploadUrl` all point at the proxy's one URL. The
+ * signature is sha256 over `path:operation:username:envdAccessToken[:expiration]` (envd's own
+ * check), so only the sandbox whose token made it matches. Returns that match, for the
+ * resolver to try against the tokens of the running sandboxes, or undefined when the request
+ * is not a signed file request. Expiry is left to envd, which answers it with its own 401.
+ */
+export function signedFileMatcher(
+  method: string,
+  url: string,
+): ((envdAccessToken: string) => boolean) | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url, "http://proxy");
+  } catch {
+    return undefined;
+  }
+  if (parsed.pathname !== "/files") return undefined;
+  const query = parsed.searchParams;
+  const signature = query.get("signature");
+  if (!signature?.startsWith("v1_")) return undefined;
+  const operation =
+    method === "GET" || method === "HEAD"
+      ? "read"
+      : method === "POST" || method === "PUT"
+        ? "write"
+        : undefined;
+  if (!operation) return undefined;
+  const expiration = query.get("signature_expiration");
+  const head = `${query.get("path") ?? ""}:${operation}:${query.get("username") ?? ""}:`;
+  const tail = expiration !== null ? `:${expiration}` : "";
+  const sent = Buffer.from(signature);
+  return (token) => {
+    const expected = `v1_${createHash("sha256")
+      .update(head + token + tail)
+      .digest("base64")
+      .replace(/=+$/, "")}`;
+    const b = Buffer.from(expected);
+    return sent.length === b.length && timingSafeEqual(sent, b);
+  };
 }

@@ -11,6 +11,11 @@ export interface SandboxResolver {
   resolve(sandboxID: string): Promise<SandboxLocation | undefined>;
   /** Resumes a paused sandbox; `undefined` when it cannot be resumed. Needed for autoResume. */
   resume?(sandboxID: string): Promise<{ address: string } | undefined>;
+  /**
+   * For a signed file URL that names no sandbox: the id of the running sandbox whose envd
+   * access token `matches`, if any. Without it such requests are 400 (no route).
+   */
+  resolveSigned?(matches: (envdAccessToken: string) => boolean): Promise<string | undefined>;
 }
 
 export type ProxyLogLevel = "debug" | "info" | "warn" | "error";

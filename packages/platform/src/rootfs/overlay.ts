@@ -1,6 +1,7 @@
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { dirname, relative, resolve, sep } from "node:path";
-import { CommandError, command } from "../runtime/command.js";
+import { command } from "../runtime/command.js";
+import { readMounts, unmount } from "./mounts.js";
 
 export interface OverlayOptions {
   /** Read-only layers, topmost first (overlayfs lowerdir order). */
@@ -37,49 +38,23 @@ export async function mountOverlay(o: OverlayOptions): Promise<void> {
   await command("mount", ["-t", "overlay", "overlay", "-o", data, resolve(o.target)], { cwd });
 }
 
-/** Unmounts `target`; not mounted is fine. Falls back to a lazy unmount if it stays busy. */
+/** Unmounts `target`; not mounted is fine. */
 export async function unmountOverlay(target: string): Promise<void> {
-  const path = resolve(target);
-  for (let attempt = 0; ; attempt++) {
-    if (!(await isOverlayMounted(path))) return;
-    try {
-      await command("umount", [path]);
-      return;
-    } catch (err) {
-      if (!(err instanceof CommandError) || !/busy/i.test(err.stderr)) throw err;
-      if (attempt >= 10) {
-        // a process that has not exited yet (e.g. a gVisor gofer) still holds it; detach now,
-        // the kernel frees it when the last user goes
-        await command("umount", ["--lazy", path]);
-        return;
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  if (await isOverlayMounted(target)) await unmount(target);
 }
 
 /** Overlay mount points currently mounted at or below `under`. */
 export async function overlayMounts(under = "/"): Promise<string[]> {
   const base = resolve(under);
-  const text = await readFile("/proc/self/mountinfo", "utf8");
-  const points: string[] = [];
-  for (const line of text.split("\n")) {
-    const [left, right] = line.split(" - ");
-    if (!left || !right?.startsWith("overlay ")) continue;
-    const point = unescapeMount(left.split(" ")[4] ?? "");
-    if (point === base || point.startsWith(base === sep ? base : base + sep)) points.push(point);
-  }
-  return points;
+  return (await readMounts())
+    .filter((m) => m.fsType === "overlay")
+    .map((m) => m.point)
+    .filter((point) => point === base || point.startsWith(base === sep ? base : base + sep));
 }
 
 export async function isOverlayMounted(target: string): Promise<boolean> {
   const path = resolve(target);
   return (await overlayMounts(path)).includes(path);
-}
-
-/** mountinfo escapes space, tab, newline and backslash as octal. */
-function unescapeMount(s: string): string {
-  return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
 }
 
 function commonParent(paths: string[]): string {

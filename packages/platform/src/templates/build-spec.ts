@@ -1,3 +1,4 @@
+import type { RuntimeName } from "../runtime/container-runtime.js";
 import type { BuildRow } from "../store/index.js";
 
 /**
@@ -10,6 +11,22 @@ export interface RuntimeSpec {
   envVars: Record<string, string>;
   startCmd?: string;
   readyCmd?: string;
+}
+
+/** What a memory snapshot's build keeps besides its layers (in its spec). */
+export interface MemoryImage {
+  /** The checkpoint image, relative to the data directory (stored beside the layers). */
+  image: string;
+  /** Runtime that wrote it; only that runtime restores it. */
+  runtime: RuntimeName;
+  /** The envd token in the image's memory: a restored sandbox is handed its own through it. */
+  accessToken: string;
+}
+
+/** The memory image of a memory snapshot's build; undefined for every other build. */
+export function memoryImageOf(build: Pick<BuildRow, "spec" | "snapshot_kind">): MemoryImage | undefined {
+  if (build.snapshot_kind !== "memory") return undefined;
+  return (JSON.parse(build.spec) as { memory?: MemoryImage }).memory;
 }
 
 export function runtimeSpecOf(build: Pick<BuildRow, "spec">): RuntimeSpec {

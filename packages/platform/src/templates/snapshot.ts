@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Orchestrator } from "../orchestrator/orchestrator.js";
 import { newId, nowIso } from "../store/ids.js";
 import { type BuildRow, DEFAULT_TAG, type Store, type Team, type TemplateRow } from "../store/index.js";
-import { runtimeSpecOf } from "./build-spec.js";
+import { type MemoryImage, runtimeSpecOf } from "./build-spec.js";
 import type { LayerStore } from "./layers.js";
 import type { TemplateName } from "./names.js";
 
@@ -19,24 +19,42 @@ export interface TakenSnapshot {
 }
 
 /**
- * Snapshots a sandbox's files: its writable layer is copied (while the sandbox is frozen, or
- * as it is when paused) into a new layer, stacked on the layers of the build it runs from, as a
- * ready build of the snapshot template. A named snapshot goes to the team's template of that
- * name when there is one (a new build of it), otherwise to a new template; the build gets the
- * name's tag (`default` when none). Only files are kept (`snapshot_kind` "files"): sandboxes
- * from the snapshot boot afresh, with the template's start command run again.
+ * Snapshots a sandbox: its writable layer is copied into a new layer, stacked on the layers of
+ * the build it runs from, as a ready build of the snapshot template. Under gVisor (unless
+ * `memory` is false) the sandbox is checkpointed for it, so the build also keeps the memory
+ * image (`snapshot_kind` "memory"): sandboxes from it continue the running processes. When
+ * that is impossible (runc, or the sandbox's own processes listen on TCP) only files are kept
+ * (`snapshot_kind` "files") and sandboxes from it boot afresh, start command included. A
+ * named snapshot goes to the team's template of that name when there is one (a new build of
+ * it), otherwise to a new template; the build gets the name's tag (`default` when none).
  */
 export async function takeSnapshot(
   deps: SnapshotDeps,
   sandboxId: string,
   team: Team,
   name?: TemplateName & { namespace: string },
+  opts: { memory?: boolean } = {},
 ): Promise<TakenSnapshot> {
   const { store, layers } = deps;
-  const { layer, row } = await deps.orchestrator.withFilesStill(sandboxId, async (upper, row) => ({
-    layer: await layers.copyIn(upper, `snap-${randomBytes(10).toString("hex")}`),
-    row,
-  }));
+  const suffix = randomBytes(10).toString("hex");
+  const { layer, memory, row } = await deps.orchestrator.withStateStill(
+    sandboxId,
+    { memory: opts.memory !== false },
+    async ({ upper, row, memoryImage }) => {
+      const layer = await layers.copyIn(upper, `snap-${suffix}`);
+      try {
+        const memory = memoryImage && (await layers.copyIn(memoryImage, `mem-${suffix}`));
+        return { layer, memory, row };
+      } catch (err) {
+        await layers.remove([layer]);
+        throw err;
+      }
+    },
+  );
+  const kind = memory ? "memory" : "files";
+  const memorySpec: MemoryImage | undefined = memory
+    ? { image: memory, runtime: row.runtime, accessToken: row.envd_access_token }
+    : undefined;
   try {
     const source = await store.templates.getBuild(row.build_id);
     if (!source) throw new Error(`build ${row.build_id} of sandbox ${sandboxId} is gone`);
@@ -56,17 +74,20 @@ export async function takeSnapshot(
         ...runtimeSpecOf(source),
         envVars: JSON.parse(row.env_vars) as Record<string, string>,
         snapshotOf: { sandboxId, buildId: source.id },
+        ...(memorySpec ? { memory: memorySpec } : {}),
       }),
       layers: JSON.stringify([layer, ...(JSON.parse(source.layers ?? "[]") as string[])]),
       start_cmd: source.start_cmd,
       ready_cmd: source.ready_cmd,
-      snapshot_kind: "files",
+      snapshot_kind: kind,
     });
     await store.templates.appendLogs(build.id, [
       {
         timestamp: nowIso(),
         level: "info",
-        message: `files snapshot of sandbox ${sandboxId}: files are kept, running processes are not (sandboxes from it boot afresh)`,
+        message: memory
+          ? `memory snapshot of sandbox ${sandboxId}: files and running processes are kept (sandboxes from it continue them)`
+          : `files snapshot of sandbox ${sandboxId}: files are kept, running processes are not (sandboxes from it boot afresh)`,
         step: null,
       },
     ]);
@@ -82,11 +103,11 @@ export async function takeSnapshot(
     await store.events.record("sandbox.snapshot", {
       teamId: team.id,
       sandboxId,
-      data: { templateId: template.id, buildId: build.id, tag, kind: "files" },
+      data: { templateId: template.id, buildId: build.id, tag, kind },
     });
     return { template, build, tag };
   } catch (err) {
-    await layers.remove([layer]);
+    await layers.remove(memory ? [layer, memory] : [layer]);
     throw err;
   }
 }

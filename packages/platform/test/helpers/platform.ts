@@ -26,7 +26,12 @@ export async function startTestPlatform(
     databaseUrl?: string;
     networkPrefix?: string;
     /** Limits and other settings to override. */
-    config?: Partial<Pick<PlatformConfig, "maxSandboxesPerTeam" | "maxTimeoutSeconds" | "deepPauseAfterMs">>;
+    config?: Partial<
+      Pick<
+        PlatformConfig,
+        "maxSandboxesPerTeam" | "maxTimeoutSeconds" | "deepPauseAfterMs" | "warmPoolSize" | "diskSizeMB"
+      >
+    >;
   } = {},
 ): Promise<TestPlatform> {
   const scratch = mkdtempSync(path.join(os.tmpdir(), "x-platform-"));
@@ -45,6 +50,8 @@ export async function startTestPlatform(
     envdDir: ENVD_BUNDLE_DIR,
     networkPrefix: prefix,
     networkCidr: `10.${100 + n}.0.0/16`,
+    // tests that measure the pool turn it on; the rest see cold creates
+    warmPoolSize: 0,
     ...opts.config,
   };
   const platform = await startPlatform(config);

@@ -35,7 +35,7 @@ function parseSnapshotName(raw: string, team: Team) {
 }
 
 /**
- * Snapshots of sandboxes (files snapshots; see templates/snapshot.ts), their list, and forks.
+ * Snapshots of sandboxes (memory or files snapshots; see templates/snapshot.ts), their list, and forks.
  * Naming (seed 4.2 rule 1): with `name`, `namespace/alias:tag` of the team's template of that
  * name (a new build of it when it exists); without, `<template id>:default` of a new template.
  */
@@ -49,19 +49,24 @@ export function snapshotRoutes(o: SnapshotRoutesOptions): Record<string, Handler
       (a) => a.namespace === team.namespace,
     );
     const names = own.map((a) => withTag(fullName(a.namespace, a.alias), tag));
-    return { snapshotID: names[0] ?? withTag(s.template_id, tag), names };
+    const kind = (await store.templates.getBuild(s.build_id))?.snapshot_kind ?? "files";
+    return { snapshotID: names[0] ?? withTag(s.template_id, tag), names, kind };
   }
 
   async function createSnapshot(request: ApiRequest): Promise<Reply> {
     const team = teamOf(request);
     const row = await ownedSandbox(store, request);
-    const raw = (request.body as { name?: string } | undefined)?.name;
-    const name = raw ? parseSnapshotName(raw, team) : undefined;
-    const taken = await act(() => takeSnapshot(deps, row.id, team, name));
+    const body = (request.body as { name?: string; memory?: boolean } | undefined) ?? {};
+    const name = body.name ? parseSnapshotName(body.name, team) : undefined;
+    const taken = await act(() => takeSnapshot(deps, row.id, team, name, { memory: body.memory }));
     const named = name ? withTag(fullName(name.namespace, name.alias), taken.tag) : undefined;
     return {
       status: 200,
-      body: { snapshotID: named ?? withTag(taken.template.id, taken.tag), names: named ? [named] : [] },
+      body: {
+        snapshotID: named ?? withTag(taken.template.id, taken.tag),
+        names: named ? [named] : [],
+        kind: taken.build.snapshot_kind,
+      },
     };
   }
 

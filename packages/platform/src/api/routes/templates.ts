@@ -1,7 +1,12 @@
 import type { IncomingMessage } from "node:http";
 import { DEFAULT_TAG, parseTemplateRef, type Store, type Team, type TemplateRow } from "../../store/index.js";
 import { BASE_ALIAS, SYSTEM_NAMESPACE } from "../../templates/base-template.js";
-import { type BuildStartRequest, InvalidBuild, parseSteps } from "../../templates/build-spec.js";
+import {
+  type BuildStartRequest,
+  InvalidBuild,
+  memoryImageOf,
+  parseSteps,
+} from "../../templates/build-spec.js";
 import type { BuildBase, Builder } from "../../templates/builder.js";
 import type { LayerStore } from "../../templates/layers.js";
 import { InvalidName, normalizeTags, parseName, parseOwnName } from "../../templates/names.js";
@@ -27,6 +32,8 @@ export interface TemplateRoutesOptions {
   importDir: string;
   envdVersion: string;
   diskSizeMB: number;
+  /** Called before a template's layers go (the warm pool lets go of its sandboxes). */
+  beforeDelete?(templateId: string): Promise<void>;
   /** Largest COPY archive accepted. */
   maxUploadBytes: number;
 }
@@ -299,12 +306,14 @@ export function templateRoutes(o: TemplateRoutesOptions): Record<string, Handler
     if ((await store.templates.unfinishedBuildCount(template.id)) > 0) {
       throw conflict(`template '${raw}' has a build in progress: wait for it to finish`);
     }
+    await o.beforeDelete?.(template.id);
     const builds = await store.templates.listBuilds(template.id, { limit: Number.MAX_SAFE_INTEGER });
     const layers = new Set(builds.flatMap((b) => JSON.parse(b.layers ?? "[]") as string[]));
+    const memoryImages = builds.flatMap((b) => memoryImageOf(b)?.image ?? []);
     await store.templates.deleteTemplate(template.id);
     // layers shared with other templates' builds stay; the rest go with the template
     const stillUsed = await store.templates.referencedLayers();
-    await o.layers.remove([...layers].filter((l) => !stillUsed.has(l)));
+    await o.layers.remove([...[...layers].filter((l) => !stillUsed.has(l)), ...memoryImages]);
     return { status: 204 };
   }
 
