@@ -5,6 +5,7 @@ import type { BuildRow, SandboxRow, Store, Team, TemplateRow } from "../store/in
 import { type MemoryImage, memoryImageOf, runtimeSpecOf } from "../templates/build-spec.js";
 import { envdFetch, runCommand } from "../templates/envd-exec.js";
 import { runStartCommand } from "../templates/start-command.js";
+import { checkpointable } from "./checkpointable.js";
 import { KeyedLock } from "./keyed-lock.js";
 import type { BootSpec, SandboxHost } from "./sandbox-host.js";
 import type { PoolMember, WarmPool } from "./warm-pool.js";
@@ -626,29 +627,4 @@ export class Orchestrator {
       clearTimeout(live.deepPauseTimer);
     }
   }
-}
-
-/** envd's port as /proc/net/tcp writes it. */
-const ENVD_PORT_HEX = (49983).toString(16).toUpperCase().padStart(4, "0");
-
-/**
- * Whether gVisor can save the sandbox's sockets: only envd's own (which it closes on quiesce)
- * may exist. A socket of the sandbox's own processes (a listener, a connection) makes this
- * runsc refuse the checkpoint, and a refused checkpoint can take the sandbox down with it.
- */
-async function checkpointable(envd: { address: string; accessToken: string }): Promise<boolean> {
-  if (!envd.address) return false;
-  let table = "";
-  const result = await runCommand(
-    envd,
-    { cmd: "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null", user: "root" },
-    { onOutput: (line, stream) => stream === "stdout" && (table += `${line}\n`) },
-  ).catch(() => undefined);
-  if (!result) return false;
-  const foreign = table
-    .split("\n")
-    .map((line) => line.trim().split(/\s+/)[1] ?? "")
-    .filter((local) => /^[0-9A-F]+:[0-9A-F]{4}$/.test(local))
-    .filter((local) => local.split(":")[1] !== ENVD_PORT_HEX);
-  return foreign.length === 0;
 }

@@ -7,7 +7,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Sandbox } from "e2b";
+import { getSignature, Sandbox } from "e2b";
 import {
   createProxyServer,
   ENVD_PORT,
@@ -715,6 +715,39 @@ describeEnvd("sandbox proxy in front of a real envd", () => {
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe("hello\nworld\n");
     expect(seen.join("")).toBe("hello\nworld\n");
+  });
+
+  test("a signed file URL with no sandbox in it reaches the sandbox whose token signed it", async () => {
+    // With E2B_SANDBOX_URL the client's downloadUrl/uploadUrl are the proxy's one URL plus a signature.
+    const tokens = new Map([["other", "tok-other"], ["envd1", "tok-envd1"]]);
+    const signed = createProxyServer({
+      resolver: {
+        resolve: async (id) => locations.get(id),
+        resolveSigned: async (matches) => [...tokens].find(([, token]) => matches(token))?.[0],
+      },
+    });
+    await signed.listen(0, "127.0.0.1");
+    try {
+      const file = path.join(home, "signed.txt");
+      await sandbox.files.write(file, "signed content");
+      const url = async (token: string) => {
+        const sig = await getSignature({
+          path: file,
+          operation: "read",
+          user: undefined,
+          expirationInSeconds: 60,
+          envdAccessToken: token,
+        });
+        return `http://127.0.0.1:${signed.port}/files?path=${encodeURIComponent(file)}&signature=${encodeURIComponent(sig.signature)}&signature_expiration=${sig.expiration}`;
+      };
+      const ok = await fetch(await url("tok-envd1"));
+      expect(ok.status).toBe(200);
+      expect(await ok.text()).toBe("signed content");
+      // no running sandbox's token made it: no route, as without any signature
+      expect((await fetch(await url("tok-unknown"))).status).toBe(400);
+    } finally {
+      await signed.close();
+    }
   });
 
   test("killing cuts the client's open stream and isRunning() turns false", async () => {
