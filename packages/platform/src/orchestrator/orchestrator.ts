@@ -8,12 +8,10 @@ import { runStartCommand } from "../templates/start-command.js";
 import { checkpointable } from "./checkpointable.js";
 import { KeyedLock } from "./keyed-lock.js";
 import type { BootSpec, SandboxHost } from "./sandbox-host.js";
+import { initEnvd, startTemplateCommand } from "./sandbox-init.js";
 import type { PoolMember, WarmPool } from "./warm-pool.js";
 
 export type PauseKind = "frozen" | "checkpointed" | "stopped";
-
-/** How long a template's start command may take to become ready when a sandbox starts. */
-const START_READY_TIMEOUT_MS = 60_000;
 
 export interface CreateSandboxRequest {
   team: Team;
@@ -210,7 +208,7 @@ export class Orchestrator {
           address = await this.restoreSnapshot(row, req.build, restoreMemory);
         } else {
           address = member ? await this.handOver(member, row) : await this.coldBoot(row, req.build);
-          await this.startTemplateCommand(row, address, req.build);
+          await startTemplateCommand(row, address, req.build);
         }
         this.live.set(row.id, { address });
         row.state = "running";
@@ -235,7 +233,7 @@ export class Orchestrator {
 
   private async coldBoot(row: SandboxRow, build: BuildRow): Promise<string> {
     const address = await this.o.host.boot(this.bootSpec(row, build));
-    await this.initEnvd(row, address);
+    await initEnvd(row, address);
     return address;
   }
 
@@ -248,7 +246,7 @@ export class Orchestrator {
     const image = path.resolve(this.o.dataDir, memory.image);
     try {
       const address = await this.o.host.bootFromImage(this.bootSpec(row, build), image);
-      await this.initEnvd(row, address, memory.accessToken);
+      await initEnvd(row, address, memory.accessToken);
       return address;
     } catch (err) {
       this.o.log("warn", "memory snapshot could not be restored, booting from its files", {
@@ -257,7 +255,7 @@ export class Orchestrator {
       });
       await this.o.host.destroy(row);
       const address = await this.coldBoot(row, build);
-      await this.startTemplateCommand(row, address, build);
+      await startTemplateCommand(row, address, build);
       return address;
     }
   }
@@ -270,7 +268,7 @@ export class Orchestrator {
   private async handOver(member: PoolMember, row: SandboxRow): Promise<string> {
     try {
       if (row.allow_internet !== 1) await this.o.host.setInternet(row.id, false);
-      await this.initEnvd(row, member.address, member.accessToken);
+      await initEnvd(row, member.address, member.accessToken);
       return member.address;
     } catch (err) {
       this.o.log("warn", "warm pool member did not take its sandbox, booting one", {
@@ -280,45 +278,6 @@ export class Orchestrator {
       await this.o.host.destroy(member);
       return this.coldBoot(row, await this.buildOf(row));
     }
-  }
-
-  /**
-   * Hands the sandbox its environment variables through envd's /init; `currentToken` is the
-   * token envd runs with when it is not the sandbox's own yet (a warm pool member's).
-   */
-  private async initEnvd(row: SandboxRow, address: string, currentToken?: string): Promise<void> {
-    const envVars = {
-      ...(JSON.parse(row.env_vars) as Record<string, string>),
-      // who the sandbox is, as e2b's envd tells its processes (a pool member or a restored
-      // memory image would otherwise go on with the identity it was booted with)
-      E2B_SANDBOX_ID: row.id,
-      E2B_TEMPLATE_ID: row.template_id,
-    };
-    const rotate = currentToken !== undefined && currentToken !== row.envd_access_token;
-    const res = await envdFetch(`http://${address}:49983/init`, {
-      method: "POST",
-      headers: {
-        "Content-Type": "application/json",
-        "X-Access-Token": currentToken ?? row.envd_access_token,
-      },
-      body: JSON.stringify({
-        envVars,
-        timestamp: new Date().toISOString(),
-        ...(rotate ? { accessToken: row.envd_access_token } : {}),
-      }),
-    });
-    if (!res.ok) throw new Error(`envd /init answered ${res.status}: ${await res.text()}`);
-  }
-
-  /** A template's start command runs in each new sandbox; create returns once its ready command succeeds. */
-  private async startTemplateCommand(row: SandboxRow, address: string, build: BuildRow): Promise<void> {
-    const spec = runtimeSpecOf(build);
-    if (!spec.startCmd) return;
-    const { startCmd, readyCmd, user, workdir } = spec;
-    // no envVars: envd has the sandbox's (template and request) since /init
-    const target = { address, accessToken: row.envd_access_token };
-    const timeoutMs = START_READY_TIMEOUT_MS;
-    await runStartCommand(target, { startCmd, readyCmd, user, workdir }, { timeoutMs });
   }
 
   /**
@@ -403,7 +362,7 @@ export class Orchestrator {
       });
       await this.o.host.stop(spec).catch(() => undefined);
       live.address = await this.o.host.boot(spec);
-      await this.initEnvd(row, live.address);
+      await initEnvd(row, live.address);
     }
   }
 
@@ -520,7 +479,7 @@ export class Orchestrator {
         const spec = this.bootSpec(row, await this.buildOf(row));
         live.address =
           row.pause_kind === "checkpointed" ? await this.o.host.restore(spec) : await this.o.host.boot(spec);
-        if (row.pause_kind === "stopped") await this.initEnvd(row, live.address);
+        if (row.pause_kind === "stopped") await initEnvd(row, live.address);
       }
       this.live.set(id, live);
       row.state = "running";

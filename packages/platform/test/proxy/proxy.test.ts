@@ -719,7 +719,10 @@ describeEnvd("sandbox proxy in front of a real envd", () => {
 
   test("a signed file URL with no sandbox in it reaches the sandbox whose token signed it", async () => {
     // With E2B_SANDBOX_URL the client's downloadUrl/uploadUrl are the proxy's one URL plus a signature.
-    const tokens = new Map([["other", "tok-other"], ["envd1", "tok-envd1"]]);
+    const tokens = new Map([
+      ["other", "tok-other"],
+      ["envd1", "tok-envd1"],
+    ]);
     const signed = createProxyServer({
       resolver: {
         resolve: async (id) => locations.get(id),
