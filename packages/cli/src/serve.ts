@@ -17,6 +17,9 @@ ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUN
   --network-cidr CIDR pool of /30 sandbox networks (X_NETWORK_CIDR, default ${DEFAULTS.networkCidr})
   --pool-size N       ready sandboxes kept per template build, so creates need not boot; 0 turns
                       the warm pool off (X_POOL_SIZE, default ${DEFAULTS.warmPoolSize})
+  --deep-pause-after S
+                      a sandbox frozen this many seconds is checkpointed (gVisor) or stopped
+                      to free its memory (X_DEEP_PAUSE_AFTER, default ${DEFAULTS.deepPauseAfterMs / 1000})
   --demo              once ready, create a sandbox, run a command in it and show the output
 `;
 
@@ -33,6 +36,7 @@ export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boo
       "network-prefix": { type: "string" },
       "network-cidr": { type: "string" },
       "pool-size": { type: "string" },
+      "deep-pause-after": { type: "string" },
       demo: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -52,6 +56,9 @@ export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boo
   const poolSize = values["pool-size"] ?? env.X_POOL_SIZE;
   if (poolSize !== undefined && !/^\d+$/.test(poolSize))
     throw new Error(`--pool-size must be a whole number, got ${poolSize}`);
+  const deepPause = values["deep-pause-after"] ?? env.X_DEEP_PAUSE_AFTER;
+  if (deepPause !== undefined && !/^\d+$/.test(deepPause))
+    throw new Error(`--deep-pause-after must be a whole number of seconds, got ${deepPause}`);
   return {
     demo: values.demo ?? false,
     help: values.help ?? false,
@@ -65,6 +72,7 @@ export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boo
       host: values.host ?? env.X_HOST ?? DEFAULTS.host,
       networkPrefix: values["network-prefix"] ?? env.X_NETWORK_PREFIX ?? DEFAULTS.networkPrefix,
       networkCidr: values["network-cidr"] ?? env.X_NETWORK_CIDR ?? DEFAULTS.networkCidr,
+      deepPauseAfterMs: deepPause === undefined ? DEFAULTS.deepPauseAfterMs : Number(deepPause) * 1000,
       warmPoolSize: poolSize === undefined ? DEFAULTS.warmPoolSize : Number(poolSize),
       envdDir: envdBundleDir(),
     },

@@ -2,6 +2,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { RuntimeName } from "../runtime/container-runtime.js";
 import { newSandboxId, newSecret } from "../store/ids.js";
+import { runCommand } from "../templates/envd-exec.js";
 import type { BootSpec, SandboxHost } from "./sandbox-host.js";
 
 /** A booted sandbox nobody owns yet: envd answers with the pool's own token. */
@@ -197,7 +198,12 @@ export class WarmPool {
     const t0 = performance.now();
     try {
       await this.remember(member);
-      member.address = await this.o.host.boot(pool.specFor(member.id, member.accessToken));
+      const spec = pool.specFor(member.id, member.accessToken);
+      member.address = await this.o.host.boot(spec);
+      // the first command in a fresh sandbox pays for envd's cold code paths and the login
+      // shell's first reads; the member pays here so the user's first command does not
+      const target = { address: member.address, accessToken: member.accessToken };
+      await runCommand(target, { cmd: "exec /bin/bash -l -c true", user: spec.defaultUser });
     } catch (err) {
       pool.retryAtMs = Date.now() + RETRY_AFTER_MS;
       this.o.log("warn", "warm pool member failed to boot", { buildId: pool.buildId, err: String(err) });
