@@ -60,3 +60,25 @@ export async function unwrap<T>(context: string, call: Promise<FetchResult<T>>):
   if (!result.response.ok) throw fromHttpError(result.response.status, result.error, context);
   return result.data as T;
 }
+
+/** Every page of a list whose cursor comes back in the `X-Next-Token` header. */
+export async function allPages<T>(
+  context: string,
+  page: (nextToken: string | undefined) => Promise<FetchResult<T[]>>,
+): Promise<T[]> {
+  const all: T[] = [];
+  let nextToken: string | undefined;
+  do {
+    let response: Response | undefined;
+    const data = await unwrap(
+      context,
+      page(nextToken).then((result) => {
+        response = result.response;
+        return result;
+      }),
+    );
+    all.push(...data);
+    nextToken = response?.headers.get("X-Next-Token") || undefined;
+  } while (nextToken);
+  return all;
+}

@@ -10,6 +10,7 @@ export type SandboxErrorCode =
   | "not_enough_space"
   | "conflict"
   | "command_exit"
+  | "build_failed"
   | "unknown";
 
 export interface SandboxErrorOptions {
@@ -66,6 +67,30 @@ export class NotEnoughSpaceError extends SandboxError {
 export class ConflictError extends SandboxError {
   override readonly name = "ConflictError";
   override readonly code = "conflict";
+}
+
+/** Why a template build failed, as the platform reports it. */
+export interface BuildFailure {
+  message: string;
+  /** The failed step: its 1-based position, `base` or `finalize`. */
+  step?: string;
+}
+
+/** A template build ended in status `error`; `reason` is the platform's account of why. */
+export class BuildError extends SandboxError {
+  override readonly name = "BuildError";
+  override readonly code = "build_failed";
+
+  constructor(
+    readonly templateId: string,
+    readonly buildId: string,
+    readonly reason: BuildFailure,
+  ) {
+    super(
+      `Build ${buildId} of template ${templateId} failed${reason.step ? ` at step ${reason.step}` : ""}: ` +
+        `${reason.message}. Fix that step and build again; the build logs have the details.`,
+    );
+  }
 }
 
 /** The result of a finished command. */

@@ -1,6 +1,12 @@
 import type { EntryInfo, EnvdClient, EnvdComponents, FilesystemEvent } from "@x/envd-client";
 import { unwrap } from "./config.js";
-import { fromConnectError, fromUnknown, NotFoundError, SandboxError } from "./errors.js";
+import {
+  fromConnectError,
+  fromUnknown,
+  InvalidArgumentError,
+  NotFoundError,
+  SandboxError,
+} from "./errors.js";
 
 /** What `files.write` accepts as a file's content. */
 export type FileData = string | ArrayBuffer | Uint8Array | Blob;
@@ -30,6 +36,16 @@ export interface WatchOptions {
 /** A running `watchDir`; `stop()` ends it. */
 export interface WatchHandle {
   stop(): Promise<void>;
+}
+
+/** Parts of a chunked upload are 16 MiB unless told otherwise. */
+const DEFAULT_CHUNK_BYTES = 16 * 1024 * 1024;
+
+export interface ChunkedWriteOptions extends FilesystemRequestOptions {
+  /** Size of each uploaded part in bytes (default 16 MiB). */
+  chunkSizeBytes?: number;
+  /** Called after each part is uploaded with the bytes sent so far. */
+  onProgress?: (bytesSent: number) => void;
 }
 
 function toBlob(data: FileData): Blob {
@@ -99,6 +115,56 @@ export class Filesystem {
     return single ? (written[0] as WriteInfo) : written;
   }
 
+  /**
+   * Concatenates `sourcePaths`, in order, into `destination` (overwritten if it exists) inside
+   * the sandbox, then deletes the sources. Zero-copy where the filesystem allows.
+   */
+  compose(
+    sourcePaths: string[],
+    destination: string,
+    opts: FilesystemRequestOptions = {},
+  ): Promise<WriteInfo> {
+    return unwrap(
+      `Composing ${sourcePaths.length} files into ${destination}`,
+      this.envd.http.POST("/files/compose", {
+        body: { source_paths: sourcePaths, destination, username: opts.user },
+        signal: signal(opts),
+      }),
+    );
+  }
+
+  /**
+   * Writes a large file in parts: each part is uploaded on its own request into a scratch
+   * directory beside `path`, then `compose` joins them into `path`. The scratch directory is
+   * removed whether or not the upload succeeds.
+   */
+  async writeChunked(
+    path: string,
+    data: FileData | ReadableStream<Uint8Array>,
+    opts: ChunkedWriteOptions = {},
+  ): Promise<WriteInfo> {
+    const size = opts.chunkSizeBytes ?? DEFAULT_CHUNK_BYTES;
+    if (!Number.isInteger(size) || size <= 0)
+      throw new InvalidArgumentError(`chunkSizeBytes must be a positive integer, got ${size}`);
+    const slash = path.lastIndexOf("/");
+    const scratch = `${slash >= 0 ? path.slice(0, slash + 1) : ""}.${path.slice(slash + 1)}.parts-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+    const parts: string[] = [];
+    let sent = 0;
+    try {
+      for await (const chunk of chunks(data, size)) {
+        const part = `${scratch}/${String(parts.length).padStart(6, "0")}`;
+        await this.write(part, chunk, opts);
+        parts.push(part);
+        sent += chunk.size;
+        opts.onProgress?.(sent);
+      }
+      if (parts.length === 0) return await this.write(path, "", opts);
+      return await this.compose(parts, path, opts);
+    } finally {
+      await this.remove(scratch).catch(() => undefined);
+    }
+  }
+
   /** Entries of a directory; `depth` > 1 also lists subdirectories. */
   async list(path: string, opts: { depth?: number } = {}): Promise<EntryInfo[]> {
     try {
@@ -154,7 +220,7 @@ export class Filesystem {
     }
   }
 
-  /** Removes a file or a directory with its contents. */
+  /** Removes a file or a directory with its contents; a path that is not there is no error. */
   async remove(path: string): Promise<void> {
     try {
       await this.envd.filesystem.remove({ path });
@@ -202,5 +268,39 @@ export class Filesystem {
         await done;
       },
     };
+  }
+}
+
+/** The data in blobs of `size` bytes (the last may be shorter). */
+async function* chunks(data: FileData | ReadableStream<Uint8Array>, size: number): AsyncGenerator<Blob> {
+  if (!(data instanceof ReadableStream)) {
+    const blob = toBlob(data);
+    for (let at = 0; at < blob.size; at += size) yield blob.slice(at, at + size);
+    return;
+  }
+  let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  const reader = data.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      let rest = value;
+      while (pendingBytes + rest.length >= size) {
+        const take = size - pendingBytes;
+        pending.push(rest.subarray(0, take));
+        yield new Blob(pending as BlobPart[]);
+        pending = [];
+        pendingBytes = 0;
+        rest = rest.subarray(take);
+      }
+      if (rest.length > 0) {
+        pending.push(rest.slice());
+        pendingBytes += rest.length;
+      }
+    }
+    if (pendingBytes > 0) yield new Blob(pending as BlobPart[]);
+  } finally {
+    reader.releaseLock();
   }
 }

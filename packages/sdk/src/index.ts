@@ -9,6 +9,8 @@ export { type CommandConnectOptions, CommandHandle, type CommandStartOptions, Co
 export type { ConnectionOptions } from "./config.js";
 export {
   AuthenticationError,
+  BuildError,
+  type BuildFailure,
   CommandExitError,
   type CommandResult,
   ConflictError,
@@ -21,6 +23,7 @@ export {
   TimeoutError,
 } from "./errors.js";
 export {
+  type ChunkedWriteOptions,
   type FileData,
   Filesystem,
   type FilesystemRequestOptions,
@@ -34,5 +37,22 @@ export {
   Sandbox,
   type SandboxConnectOptions,
   type SandboxCreateOptions,
+  type SandboxForkOptions,
   type SandboxListOptions,
+  type SnapshotInfo,
 } from "./sandbox.js";
+export { Snapshot, type SnapshotListOptions } from "./snapshot.js";
+export {
+  type AssignedTags,
+  type BuildInfo,
+  type BuildLogEntry,
+  type ListedTemplate,
+  Template,
+  type TemplateBuildOptions,
+  type TemplateBuildRequest,
+  type TemplateCopyOptions,
+  type TemplateInfo,
+  type TemplateOptions,
+  type TemplateStep,
+  type TemplateTag,
+} from "./template.js";

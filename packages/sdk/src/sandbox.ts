@@ -1,6 +1,7 @@
 import type { PlatformClient, Schemas } from "@x/platform-client";
 import { Commands } from "./commands.js";
 import {
+  allPages,
   type ConnectionOptions,
   envdClient,
   platformClient,
@@ -8,7 +9,13 @@ import {
   resolveConnection,
   unwrap,
 } from "./config.js";
-import { ConflictError, InvalidArgumentError, NotFoundError } from "./errors.js";
+import {
+  ConflictError,
+  fromHttpError,
+  InvalidArgumentError,
+  NotFoundError,
+  type SandboxError,
+} from "./errors.js";
 import { Filesystem } from "./filesystem.js";
 import { Pty } from "./pty.js";
 
@@ -38,6 +45,16 @@ export interface SandboxListOptions extends ConnectionOptions {
   /** Only sandboxes in these states. */
   state?: Schemas["SandboxState"][];
 }
+
+export interface SandboxForkOptions extends ConnectionOptions {
+  /** How many forks to start (default 1). */
+  count?: number;
+  /** Time to live of each fork in ms (the platform's default is 15 s). */
+  timeoutMs?: number;
+}
+
+/** A snapshot: its `snapshotID` (`namespace/name:tag` or `<templateID>:<tag>`) is usable as a template. */
+export type SnapshotInfo = Schemas["Snapshot"];
 
 function seconds(ms: number): number {
   if (!Number.isFinite(ms) || ms < 0)
@@ -97,33 +114,44 @@ export class Sandbox {
   }
 
   /** The team's sandboxes (every page), newest first. */
-  static async list(opts: SandboxListOptions = {}): Promise<Schemas["ListedSandbox"][]> {
+  static list(opts: SandboxListOptions = {}): Promise<Schemas["ListedSandbox"][]> {
     const api = platformClient(resolveConnection(opts));
-    const all: Schemas["ListedSandbox"][] = [];
-    let nextToken: string | undefined;
-    do {
-      let response: Response | undefined;
-      const data = await unwrap(
-        "Listing sandboxes",
-        api
-          .GET("/v2/sandboxes", {
-            params: {
-              query: {
-                metadata: opts.metadata ? metadataQuery(opts.metadata) : undefined,
-                state: opts.state,
-                nextToken,
-              },
-            },
-          })
-          .then((result) => {
-            response = result.response;
-            return result;
-          }),
-      );
-      all.push(...data);
-      nextToken = response?.headers.get("X-Next-Token") || undefined;
-    } while (nextToken);
-    return all;
+    return allPages("Listing sandboxes", (nextToken) =>
+      api.GET("/v2/sandboxes", {
+        params: {
+          query: {
+            metadata: opts.metadata ? metadataQuery(opts.metadata) : undefined,
+            state: opts.state,
+            nextToken,
+          },
+        },
+      }),
+    );
+  }
+
+  /**
+   * Snapshots a running sandbox in place (it keeps running, with its ID and end time) and
+   * starts `count` new sandboxes from the snapshot. One entry per fork, in order: the new
+   * sandbox, or the error that stopped that fork.
+   */
+  static async fork(sandboxId: string, opts: SandboxForkOptions = {}): Promise<(Sandbox | SandboxError)[]> {
+    const conn = resolveConnection(opts);
+    const api = platformClient(conn);
+    const results = await unwrap(
+      `Forking sandbox ${sandboxId}`,
+      api.POST("/sandboxes/{sandboxID}/fork", {
+        params: { path: { sandboxID: sandboxId } },
+        body: {
+          ...(opts.count === undefined ? {} : { count: opts.count }),
+          ...(opts.timeoutMs === undefined ? {} : { timeout: seconds(opts.timeoutMs) }),
+        },
+      }),
+    );
+    return results.map((result, i) =>
+      result.sandbox
+        ? new Sandbox(result.sandbox.sandboxID, conn, api, result.sandbox)
+        : fromHttpError(result.error?.code ?? 500, result.error, `Fork ${i + 1} of sandbox ${sandboxId}`),
+    );
   }
 
   /** Kills a sandbox; `false` when it did not exist (or was already gone). */
@@ -190,15 +218,23 @@ export class Sandbox {
     return killSandbox(this.api, this.sandboxId);
   }
 
-  /** Saves the sandbox's current state as a template that `Sandbox.create({ template })` accepts. */
-  createSnapshot(name?: string): Promise<Schemas["Snapshot"]> {
+  /**
+   * Saves the sandbox's files as a snapshot that `Sandbox.create({ template: snapshotId })`
+   * accepts; with `name`, a new build of the snapshot of that name when there is one.
+   */
+  createSnapshot(opts: { name?: string } = {}): Promise<SnapshotInfo> {
     return unwrap(
       `Snapshotting sandbox ${this.sandboxId}`,
       this.api.POST("/sandboxes/{sandboxID}/snapshots", {
         params: { path: { sandboxID: this.sandboxId } },
-        body: name === undefined ? {} : { name },
+        body: opts.name === undefined ? {} : { name: opts.name },
       }),
     );
+  }
+
+  /** Forks this sandbox: see `Sandbox.fork`. */
+  fork(opts: Omit<SandboxForkOptions, keyof ConnectionOptions> = {}): Promise<(Sandbox | SandboxError)[]> {
+    return Sandbox.fork(this.sandboxId, { ...this.conn, ...opts });
   }
 }
 

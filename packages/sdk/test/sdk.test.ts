@@ -8,12 +8,16 @@ import { startTestPlatform, type TestPlatform } from "../../platform/test/helper
 import {
   AuthenticationError,
   CommandExitError,
+  ConflictError,
   type FilesystemEvent,
   FileType,
   InvalidArgumentError,
+  NotEnoughSpaceError,
   NotFoundError,
+  RateLimitError,
   Sandbox,
   SandboxError,
+  Snapshot,
   TimeoutError,
 } from "../src/index.js";
 
@@ -104,7 +108,7 @@ describe("sandbox lifecycle", () => {
       const again = await Sandbox.connect(other.sandboxId);
       expect((await again.commands.run("cat /home/user/kept.txt")).stdout).toBe("kept");
 
-      const snapshot = await other.createSnapshot(`sdk-snap-${Date.now()}`);
+      const snapshot = await other.createSnapshot({ name: `sdk-snap-${Date.now()}` });
       expect(snapshot.snapshotID).toBeTruthy();
       const fromSnapshot = await Sandbox.create({ template: snapshot.snapshotID, timeoutMs: 60_000 });
       try {
@@ -211,9 +215,128 @@ describe("files", () => {
     expect(missing).toBeInstanceOf(SandboxError);
     expect(missing.message).toMatch(/missing\.txt/);
     await expect(sandbox.files.list("/home/user/no-such-dir")).rejects.toBeInstanceOf(NotFoundError);
-    await expect(sandbox.files.remove("/home/user/no-such-file")).rejects.toBeInstanceOf(NotFoundError);
+    // like E2B's envd, removing a missing path succeeds: it is gone either way
+    await expect(sandbox.files.remove("/home/user/no-such-file")).resolves.toBeUndefined();
     await sandbox.files.write("/home/user/plain.txt", "x");
     await expect(sandbox.files.list("/home/user/plain.txt")).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+});
+
+describe("large files", () => {
+  it("composes files and writes in chunks, removing the parts", async () => {
+    await sandbox.files.write([
+      { path: "/home/user/parts/1", data: "one-" },
+      { path: "/home/user/parts/2", data: "two-" },
+      { path: "/home/user/parts/3", data: "three" },
+    ]);
+    const composed = await sandbox.files.compose(
+      ["/home/user/parts/1", "/home/user/parts/2", "/home/user/parts/3"],
+      "/home/user/composed.txt",
+    );
+    expect(composed.path).toBe("/home/user/composed.txt");
+    expect(await sandbox.files.read("/home/user/composed.txt")).toBe("one-two-three");
+    expect(await sandbox.files.list("/home/user/parts")).toEqual([]);
+    await expect(
+      sandbox.files.compose(["/home/user/parts/none"], "/home/user/never.txt"),
+    ).rejects.toBeInstanceOf(NotFoundError);
+
+    // 3 MiB + 5 bytes of a known pattern in 1 MiB parts: four uploads, then one compose.
+    const data = new Uint8Array(3 * 1024 * 1024 + 5).map((_, i) => (i * 7) % 251);
+    const progress: number[] = [];
+    const written = await sandbox.files.writeChunked("/home/user/big/data.bin", data, {
+      chunkSizeBytes: 1024 * 1024,
+      onProgress: (n) => progress.push(n),
+    });
+    expect(written.path).toBe("/home/user/big/data.bin");
+    expect(progress).toEqual([1, 2, 3].map((n) => n * 1024 * 1024).concat(data.length));
+    const back = await sandbox.files.read("/home/user/big/data.bin", { format: "bytes" });
+    expect(back.length).toBe(data.length);
+    expect(Buffer.from(back).equals(Buffer.from(data))).toBe(true);
+    expect((await sandbox.files.list("/home/user/big")).map((e) => e.name)).toEqual(["data.bin"]);
+
+    // A stream in uneven pieces comes out the same.
+    const stream = new Blob([data]).stream();
+    await sandbox.files.writeChunked("/home/user/big/streamed.bin", stream, { chunkSizeBytes: 1000 * 1000 });
+    expect(
+      (
+        await sandbox.commands.run(
+          "cmp /home/user/big/data.bin /home/user/big/streamed.bin && ls -A /home/user/big",
+        )
+      ).stdout,
+    ).toBe("data.bin\nstreamed.bin\n");
+  });
+
+  it("reports a full disk as NotEnoughSpaceError and cleans up the parts", async () => {
+    // /dev/shm is a 64 MiB tmpfs in every sandbox
+    const error = await sandbox.files
+      .write("/dev/shm/too-big.bin", new Uint8Array(70 * 1024 * 1024))
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(NotEnoughSpaceError);
+    expect(error.code).toBe("not_enough_space");
+    expect(error.message).toMatch(/too-big\.bin/);
+    await sandbox.files.remove("/dev/shm/too-big.bin").catch(() => undefined);
+
+    const chunked = await sandbox.files
+      .writeChunked("/dev/shm/chunked.bin", new Uint8Array(70 * 1024 * 1024), {
+        chunkSizeBytes: 16 * 1024 * 1024,
+      })
+      .catch((e) => e);
+    expect(chunked).toBeInstanceOf(NotEnoughSpaceError);
+    expect((await sandbox.commands.run("ls -A /dev/shm")).stdout).toBe("");
+  });
+});
+
+describe("snapshots and forks", () => {
+  it("snapshots by name, lists page by page, forks and deletes", async () => {
+    const source = await Sandbox.create({ timeoutMs: 120_000 });
+    const created: Sandbox[] = [];
+    try {
+      await source.files.write("/home/user/state.txt", "v1");
+      const first = await source.createSnapshot({ name: "sdk-snapshot" });
+      expect(first.snapshotID).toMatch(/\/sdk-snapshot:default$/);
+      expect(first.names).toEqual([first.snapshotID]);
+      await source.files.write("/home/user/state.txt", "v2");
+      const unnamed = await source.createSnapshot();
+      expect(unnamed.snapshotID).toMatch(/^[^/]+:default$/);
+
+      // one snapshot a page: two requests, the first answered with an X-Next-Token
+      let pages = 0;
+      const counting: typeof fetch = (input, init) => {
+        if (String(input instanceof Request ? input.url : input).includes("/snapshots?")) pages++;
+        return fetch(input, init);
+      };
+      const listed = await Snapshot.list({ sandboxId: source.sandboxId, pageSize: 1, fetch: counting });
+      expect(listed.map((s) => s.snapshotID).sort()).toEqual([first.snapshotID, unnamed.snapshotID].sort());
+      expect(pages).toBe(2);
+      expect((await Snapshot.list({ name: "sdk-snapshot" })).map((s) => s.snapshotID)).toEqual([
+        first.snapshotID,
+      ]);
+      expect(await Snapshot.list({ sandboxId: "no-such-sandbox" })).toEqual([]);
+
+      const fromFirst = await Sandbox.create({ template: first.snapshotID, timeoutMs: 60_000 });
+      created.push(fromFirst);
+      expect(await fromFirst.files.read("/home/user/state.txt")).toBe("v1");
+      // a snapshot in use cannot be deleted
+      await expect(Snapshot.delete(first.snapshotID)).rejects.toBeInstanceOf(ConflictError);
+
+      const forks = await source.fork({ count: 2, timeoutMs: 60_000 });
+      expect(forks).toHaveLength(2);
+      for (const fork of forks) {
+        if (!(fork instanceof Sandbox)) throw fork;
+        created.push(fork);
+        expect(fork.sandboxId).not.toBe(source.sandboxId);
+        expect(await fork.files.read("/home/user/state.txt")).toBe("v2");
+      }
+      expect((await source.getInfo()).state).toBe("running");
+      await expect(Sandbox.fork("no-such-sandbox")).rejects.toBeInstanceOf(NotFoundError);
+    } finally {
+      for (const s of created) await s.kill();
+      await source.kill();
+      for (const snap of await Snapshot.list({ sandboxId: source.sandboxId }))
+        expect(await Snapshot.delete(snap.snapshotID)).toBe(true);
+    }
+    expect(await Snapshot.list({ sandboxId: source.sandboxId })).toEqual([]);
+    expect(await Snapshot.delete("sdk-snapshot")).toBe(false);
   });
 });
 
@@ -313,5 +436,34 @@ describe("errors", () => {
   it("reports a bad argument as InvalidArgumentError", async () => {
     await expect(Sandbox.create({ timeoutMs: -1 })).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(sandbox.setTimeout(10 * 24 * 3600 * 1000)).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+});
+
+describe("rate limit", () => {
+  let limited: TestPlatform;
+
+  beforeAll(async () => {
+    limited = await startTestPlatform({ runtime: "runc", config: { maxSandboxesPerTeam: 1 } });
+  });
+
+  afterAll(async () => {
+    await limited?.stop();
+  });
+
+  it("reports the team's sandbox limit as RateLimitError, for create and for each fork", async () => {
+    const opts = { apiUrl: limited.apiUrl, sandboxUrl: limited.proxyUrl, apiKey: limited.apiKey };
+    const only = await Sandbox.create({ ...opts, timeoutMs: 60_000 });
+    try {
+      const error = await Sandbox.create({ ...opts, timeoutMs: 60_000 }).catch((e) => e);
+      expect(error).toBeInstanceOf(RateLimitError);
+      expect(error.code).toBe("rate_limit");
+      const forks = await only.fork({ count: 1 });
+      expect(forks).toHaveLength(1);
+      expect(forks[0]).toBeInstanceOf(RateLimitError);
+    } finally {
+      await only.kill();
+      for (const snap of await Snapshot.list({ ...opts, sandboxId: only.sandboxId }))
+        await Snapshot.delete(snap.snapshotID, opts);
+    }
   });
 });
