@@ -1,29 +1,68 @@
-import { keys } from "./keys.js";
-import { serve } from "./serve.js";
+import { sandbox } from "./commands/sandbox.js";
+import { snapshot } from "./commands/snapshot.js";
+import { template } from "./commands/template.js";
+import { CliError, explain } from "./connection.js";
+import { type Io, processIo } from "./output/io.js";
+
+export { CliError } from "./connection.js";
+export type { Io } from "./output/io.js";
 
 const USAGE = `usage: x <command> [options]
 
-commands:
+run the platform:
   serve     run the platform in this process (x serve --help)
   keys      create, list and revoke API keys (x keys --help)
+
+use it (over HTTP, like any client; X_API_URL, X_PROXY_URL and X_API_KEY say where and who):
+  sandbox   create, list, inspect, pause, resume and kill sandboxes; exec and shell in them
+  template  build templates from a Dockerfile-like file; list, get, tag and delete them
+  snapshot  snapshot sandboxes and list the snapshots
+
+'x COMMAND --help' for each.
 `;
 
-/** The x command; returns the process exit code. */
-export async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
+async function dispatch(command: string | undefined, rest: string[], io: Io): Promise<number> {
   switch (command) {
+    // the platform itself is loaded only by the commands that run it
     case "serve":
-      return serve(rest);
+      return (await import("./serve.js")).serve(rest);
     case "keys":
-      return keys(rest);
+      return (await import("./keys.js")).keys(rest, io);
+    case "sandbox":
+    case "sandboxes":
+      return sandbox(rest, io);
+    case "template":
+    case "templates":
+      return template(rest, io);
+    case "snapshot":
+    case "snapshots":
+      return snapshot(rest, io);
     case undefined:
     case "help":
     case "--help":
     case "-h":
-      process.stdout.write(USAGE);
+      (command === undefined ? io.err : io.out)(USAGE);
       return command === undefined ? 1 : 0;
     default:
-      process.stderr.write(`x: unknown command '${command}'\n${USAGE}`);
+      io.err(`x: unknown command '${command}'\n${USAGE}`);
       return 2;
+  }
+}
+
+/** The x command; returns the process exit code. Errors meant for the user are printed, not thrown. */
+export async function main(argv: string[], io: Io = processIo): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    return await dispatch(command, rest, io);
+  } catch (err) {
+    if (err instanceof CliError) {
+      io.err(`${err.message}\n`);
+      return err.exitCode;
+    }
+    if (command === "sandbox" || command === "template" || command === "snapshot") {
+      io.err(`x ${command}: ${explain(err)}\n`);
+      return 1;
+    }
+    throw err;
   }
 }

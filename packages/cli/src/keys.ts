@@ -1,5 +1,7 @@
 import { parseArgs } from "node:util";
 import { defaultTeam, openStore, presentKey, type Store } from "@x/platform";
+import { type Io, processIo } from "./output/io.js";
+import { table } from "./output/table.js";
 import { STORE_HELP, STORE_OPTIONS, storeLocation } from "./store-location.js";
 
 const HELP = `x keys: manage the API keys of the platform's team, directly in its store
@@ -11,27 +13,7 @@ const HELP = `x keys: manage the API keys of the platform's team, directly in it
 ${STORE_HELP}  --json              machine-readable output
 `;
 
-export interface KeysIo {
-  out(text: string): void;
-  err(text: string): void;
-}
-
-const processIo: KeysIo = {
-  out: (text) => process.stdout.write(text),
-  err: (text) => process.stderr.write(text),
-};
-
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return `${rows
-    .map((r) =>
-      r
-        .map((cell, i) => cell.padEnd(widths[i]!))
-        .join("  ")
-        .trimEnd(),
-    )
-    .join("\n")}\n`;
-}
+export type KeysIo = Pick<Io, "out" | "err">;
 
 async function run(
   store: Store,

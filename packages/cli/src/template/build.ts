@@ -1,0 +1,69 @@
+import { Template } from "@x/sdk";
+import { type Connection, sdkOptions } from "../connection.js";
+import type { Progress } from "../output/progress.js";
+
+export interface BuildOptions {
+  name: string;
+  /** The Dockerfile-like build file's text. */
+  dockerfile: string;
+  /** Directory COPY sources are relative to. */
+  context: string;
+  cpuCount?: number;
+  memoryMB?: number;
+  readyCmd?: string;
+  /** Ignore the layer cache. */
+  skipCache?: boolean;
+}
+
+export interface BuildResult {
+  templateID: string;
+  buildID: string;
+  name: string;
+  tags: string[];
+  status: "ready";
+}
+
+/** Images the platform takes as a build's base; any other FROM names a template, such as `base`. */
+const IMAGE = /^((docker\.io\/)?e2bdev\/base(:[\w.-]+)?|(oci|oci-archive|docker-archive):\/.*)$/;
+
+/** The base the file's FROM names, when it is a template rather than an image. */
+function fromTemplate(dockerfile: string): string | undefined {
+  const base = /^\s*FROM\s+(?:--\S+\s+)*(\S+)/im.exec(dockerfile)?.[1];
+  return base && !IMAGE.test(base) ? base : undefined;
+}
+
+/**
+ * Builds with the SDK's `Template`: the files of COPY steps are uploaded when the platform lacks
+ * them, and the build's log lines are shown as they come.
+ */
+export async function buildTemplate(
+  conn: Connection,
+  o: BuildOptions,
+  progress: Progress,
+): Promise<BuildResult> {
+  const template = new Template({ fileContextPath: o.context }).fromDockerfile(
+    o.dockerfile,
+    o.readyCmd ? { readyCmd: o.readyCmd } : {},
+  );
+  const base = fromTemplate(o.dockerfile);
+  if (base) template.fromTemplate(base);
+  progress.status(`uploading files and requesting a build of ${o.name}`);
+  const info = await Template.build(template, {
+    ...sdkOptions(conn),
+    name: o.name,
+    ...(o.cpuCount ? { cpuCount: o.cpuCount } : {}),
+    ...(o.memoryMB ? { memoryMB: o.memoryMB } : {}),
+    ...(o.skipCache ? { skipCache: true } : {}),
+    onBuildLogs: (entry) => {
+      progress.log(entry.message);
+      progress.status(`building ${o.name}`, entry.step ? `step ${entry.step}` : undefined);
+    },
+  });
+  return {
+    templateID: info.templateId,
+    buildID: info.buildId,
+    name: info.name,
+    tags: info.tags,
+    status: "ready",
+  };
+}
