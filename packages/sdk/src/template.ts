@@ -101,6 +101,9 @@ interface Instruction {
  * await Template.build(template, { name: "my-app" });
  * ```
  */
+/** A Dockerfile's FROM that is an image rather than a template of the platform. */
+const DOCKERFILE_IMAGE = /^((docker\.io\/)?e2bdev\/base(:[\w.-]+)?|(oci|oci-archive|docker-archive):\/.*)$/;
+
 export class Template {
   private baseImage: string | undefined = DEFAULT_BASE_IMAGE;
   private baseTemplate: string | undefined;
@@ -147,7 +150,10 @@ export class Template {
    */
   fromDockerfile(text: string, opts: { readyCmd?: string } = {}): this {
     const parsed = parseDockerfile(text);
-    this.fromImage(parsed.from);
+    // images the platform builds from are e2b's base image and OCI layouts/archives; any other
+    // FROM names a template of the platform (`base`, `my-team/tool:v2`)
+    if (DOCKERFILE_IMAGE.test(parsed.from)) this.fromImage(parsed.from);
+    else this.fromTemplate(parsed.from);
     this.setUser("root").setWorkdir("/");
     let userSet = false;
     let workdirSet = false;

@@ -23,15 +23,6 @@ export interface BuildResult {
   status: "ready";
 }
 
-/** Images the platform takes as a build's base; any other FROM names a template, such as `base`. */
-const IMAGE = /^((docker\.io\/)?e2bdev\/base(:[\w.-]+)?|(oci|oci-archive|docker-archive):\/.*)$/;
-
-/** The base the file's FROM names, when it is a template rather than an image. */
-function fromTemplate(dockerfile: string): string | undefined {
-  const base = /^\s*FROM\s+(?:--\S+\s+)*(\S+)/im.exec(dockerfile)?.[1];
-  return base && !IMAGE.test(base) ? base : undefined;
-}
-
 /**
  * Builds with the SDK's `Template`: the files of COPY steps are uploaded when the platform lacks
  * them, and the build's log lines are shown as they come.
@@ -45,8 +36,6 @@ export async function buildTemplate(
     o.dockerfile,
     o.readyCmd ? { readyCmd: o.readyCmd } : {},
   );
-  const base = fromTemplate(o.dockerfile);
-  if (base) template.fromTemplate(base);
   progress.status(`uploading files and requesting a build of ${o.name}`);
   const info = await Template.build(template, {
     ...sdkOptions(conn),
