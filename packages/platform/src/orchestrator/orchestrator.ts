@@ -50,7 +50,10 @@ export type Route =
   | undefined;
 
 interface Live {
+  /** Set while the sandbox serves: the proxy routes here. */
   address?: string;
+  /** A frozen sandbox's address: its network stays as it was, so resume needs no lookup. */
+  frozenAddress?: string;
   timer?: NodeJS.Timeout;
   deepPauseTimer?: NodeJS.Timeout;
 }
@@ -395,18 +398,25 @@ export class Orchestrator {
       const row = await this.o.store.sandboxes.get(id);
       if (!row || row.state === "killed") throw new SandboxNotFound(id);
       if (row.state === "paused") throw new SandboxStateConflict(`sandbox ${id} is already paused`);
+      // the proxy stops routing here before the sandbox stops answering
+      const live = this.live.get(id) ?? {};
+      this.live.set(id, live);
+      live.frozenAddress = live.address;
+      live.address = undefined;
       this.o.onUnavailable?.(id);
-      await this.o.host.freeze({ id, runtime: row.runtime });
+      try {
+        await this.o.host.freeze({ id, runtime: row.runtime });
+      } catch (err) {
+        live.address = live.frozenAddress;
+        throw err;
+      }
+      clearTimeout(live.timer);
       await this.o.store.sandboxes.update(id, { state: "paused", pause_kind: "frozen" });
       await this.o.store.events.record("sandbox.paused", {
         teamId: row.team_id,
         sandboxId: id,
         data: { kind: "frozen" },
       });
-      const live = this.live.get(id) ?? {};
-      live.address = undefined;
-      clearTimeout(live.timer);
-      this.live.set(id, live);
       if (depth !== "frozen") return this.deepen(row, depth);
       live.deepPauseTimer = setTimeout(() => void this.deepPause(id), this.o.deepPauseAfterMs);
       live.deepPauseTimer.unref();
@@ -444,6 +454,7 @@ export class Orchestrator {
     const live = this.live.get(row.id);
     if (live) {
       live.address = undefined;
+      live.frozenAddress = undefined;
       clearTimeout(live.deepPauseTimer);
     }
     await this.o.store.sandboxes.update(row.id, { pause_kind: kind });
@@ -474,7 +485,8 @@ export class Orchestrator {
       clearTimeout(live.deepPauseTimer);
       if (row.pause_kind === "frozen") {
         await this.o.host.thaw({ id, runtime: row.runtime });
-        live.address = await this.o.host.address(id);
+        live.address = live.frozenAddress ?? (await this.o.host.address(id));
+        live.frozenAddress = undefined;
       } else {
         const spec = this.bootSpec(row, await this.buildOf(row));
         live.address =

@@ -152,7 +152,7 @@ export function buildSpec(o: SandboxSpecOptions): OciSpec {
         { type: "mount" },
         { type: "network", path: o.netnsPath },
       ],
-      cgroupsPath: o.cgroupsPath ?? `/x/${o.hostname}`,
+      cgroupsPath: o.cgroupsPath ?? containerCgroup({ id: o.hostname }),
       resources: {
         devices: [{ allow: false, access: "rwm" }],
         cpu: { quota: Math.round(o.cpuCount * periodUs), period: periodUs },
@@ -213,4 +213,9 @@ function hostsFile(hostname: string): string {
     "::1\tlocalhost ip6-localhost ip6-loopback",
     "",
   ].join("\n");
+}
+
+/** Where a container's cgroup is, relative to each controller's root (the bundles' default). */
+export function containerCgroup(c: { id: string }): string {
+  return `/x/${c.id}`;
 }

@@ -8,6 +8,8 @@ import type {
   RunOptions,
   RuntimeOptions,
 } from "./container-runtime.js";
+import { setFrozen } from "./freezer.js";
+import { containerCgroup } from "./oci-spec.js";
 import { startDetached } from "./start-detached.js";
 
 /**
@@ -50,11 +52,11 @@ export class RuncRuntime implements ContainerRuntime {
   }
 
   async pause(c: ContainerRef): Promise<void> {
-    await this.runc(["pause", c.id]);
+    if (!(await setFrozen(containerCgroup(c), true))) await this.runc(["pause", c.id]);
   }
 
   async resume(c: ContainerRef): Promise<void> {
-    await this.runc(["resume", c.id]);
+    if (!(await setFrozen(containerCgroup(c), false))) await this.runc(["resume", c.id]);
   }
 
   async kill(c: ContainerRef, signal: NodeJS.Signals, opts: { all?: boolean } = {}): Promise<void> {

@@ -1,0 +1,48 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+
+/**
+ * The cgroup freezer of a container, written directly: what `runc pause`/`runc resume` do, in
+ * well under a millisecond instead of a Go binary's start (runc reads the same freezer state
+ * back, so `runc state` still says "paused"). Works with cgroup v1 (also the hybrid layout of
+ * these hosts) and v2. Returns false when the container's cgroup is not where we put it, so
+ * the caller can fall back to runc.
+ */
+export async function setFrozen(
+  cgroupPath: string,
+  frozen: boolean,
+  root = "/sys/fs/cgroup",
+): Promise<boolean> {
+  const v1 = join(root, "freezer", cgroupPath, "freezer.state");
+  const v2 = join(root, cgroupPath, "cgroup.freeze");
+  const deadline = Date.now() + 5_000;
+  if (
+    await writeFile(v1, frozen ? "FROZEN" : "THAWED").then(
+      () => true,
+      () => false,
+    )
+  ) {
+    // FREEZING until every task has stopped
+    const want = frozen ? "FROZEN" : "THAWED";
+    while ((await readFile(v1, "utf8")).trim() !== want) {
+      if (Date.now() > deadline) throw new Error(`cgroup ${cgroupPath} did not reach ${want}`);
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    return true;
+  }
+  if (
+    await writeFile(v2, frozen ? "1" : "0").then(
+      () => true,
+      () => false,
+    )
+  ) {
+    const events = join(root, cgroupPath, "cgroup.events");
+    const want = `frozen ${frozen ? 1 : 0}`;
+    while (!(await readFile(events, "utf8")).split("\n").includes(want)) {
+      if (Date.now() > deadline) throw new Error(`cgroup ${cgroupPath} did not reach '${want}'`);
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    return true;
+  }
+  return false;
+}
