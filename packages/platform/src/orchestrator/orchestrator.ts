@@ -2,9 +2,8 @@ import path from "node:path";
 import type { RuntimeName } from "../runtime/container-runtime.js";
 import { newSandboxId, newSecret, nowIso } from "../store/ids.js";
 import type { BuildRow, SandboxRow, Store, Team, TemplateRow } from "../store/index.js";
-import { type MemoryImage, memoryImageOf, runtimeSpecOf } from "../templates/build-spec.js";
-import { envdFetch, runCommand } from "../templates/envd-exec.js";
-import { runStartCommand } from "../templates/start-command.js";
+import { type MemoryImage, memoryImageOf } from "../templates/build-spec.js";
+import { runCommand } from "../templates/envd-exec.js";
 import { checkpointable } from "./checkpointable.js";
 import { KeyedLock } from "./keyed-lock.js";
 import type { BootSpec, SandboxHost } from "./sandbox-host.js";
@@ -432,7 +431,7 @@ export class Orchestrator {
   async deepPause(id: string): Promise<PauseKind | undefined> {
     return this.lock.run(id, async () => {
       const row = await this.o.store.sandboxes.get(id);
-      if (!row || row.state !== "paused" || row.pause_kind !== "frozen") return undefined;
+      if (row?.state !== "paused" || row.pause_kind !== "frozen") return undefined;
       return this.deepen(row, "checkpointed");
     });
   }
@@ -542,7 +541,7 @@ export class Orchestrator {
   /** Auto-resume on traffic: resumes a paused sandbox that asked for it, for the proxy. */
   async resumeOnTraffic(id: string): Promise<{ address: string } | undefined> {
     const row = await this.o.store.sandboxes.get(id);
-    if (!row || row.state !== "paused" || row.auto_resume !== 1) return undefined;
+    if (row?.state !== "paused" || row.auto_resume !== 1) return undefined;
     await this.resume(
       id,
       Math.max(60, Math.round((Date.parse(row.end_at) - Date.parse(row.started_at)) / 1000)),
