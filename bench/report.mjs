@@ -1,0 +1,420 @@
+// The report: DESIGN §8 targets (met / missed by how much), floors, figures with their ratio to
+// the floor, sandboxes held, API throughput; Markdown for people, JSON for tools.
+import { bench, fmt, MiB } from "./lib.mjs";
+
+/** DESIGN.md §8, as numbers. */
+export const TARGETS = {
+  warmCreateFirstCommandP50Ms: 30,
+  coldCreateFirstCommandP50Ms: { runc: 120, runsc: 350 },
+  runTrueRoundTripP50Ms: 10,
+  upload64MiBDownloadMBps: 150,
+  idleHeld: { count: 100, memEachMB: { runc: 64, runsc: 96 } },
+  pauseResumeFrozenP50Ms: 20,
+  checkpointRestoreEnvdP50Ms: 300,
+};
+
+/** One row per DESIGN §8 figure and runtime: the result and whether it meets its target. */
+export function targetRows() {
+  const { opts, results } = bench;
+  const rows = [];
+  const atMost = (figure, rt, target, value, unit, measuredAs) => {
+    const r = { figure, runtime: rt, target: `≤ ${target} ${unit}`, value, unit, measuredAs };
+    if (value === undefined) r.status = "not measured";
+    else if (value <= target) r.status = "met";
+    else
+      r.status = `missed by ${fmt(value - target, unit === "ms" ? 0 : 1)} ${unit} (${fmt(value / target, 1)}× target)`;
+    r.met = value !== undefined && value <= target;
+    rows.push(r);
+  };
+  const atLeast = (figure, rt, target, value, unit, measuredAs) => {
+    const r = { figure, runtime: rt, target: `≥ ${target} ${unit}`, value, unit, measuredAs };
+    if (value === undefined) r.status = "not measured";
+    else if (value >= target) r.status = "met";
+    else
+      r.status = `missed by ${fmt(target - value, 0)} ${unit} (${fmt((value / target) * 100, 0)}% of target)`;
+    r.met = value !== undefined && value >= target;
+    rows.push(r);
+  };
+  for (const rt of opts.runtimes) {
+    const s = results.scenarios[rt] ?? {};
+    const p = results.pooled[rt] ?? {};
+    atMost(
+      "create → first command finished, warm pool, p50",
+      rt,
+      TARGETS.warmCreateFirstCommandP50Ms,
+      p.createFirstRun?.p50,
+      "ms",
+      'POST /v2/sandboxes, then run("true") via the proxy; pool refilled between creates',
+    );
+    atMost(
+      "create → first command finished, cold, p50",
+      rt,
+      TARGETS.coldCreateFirstCommandP50Ms[rt],
+      s.coldCreateFirstRun?.p50,
+      "ms",
+      "warm pool off",
+    );
+    atMost(
+      '`commands.run("true")` round trip through the proxy, p50',
+      rt,
+      TARGETS.runTrueRoundTripP50Ms,
+      s.runTrue?.p50,
+      "ms",
+      "bash -l -c true, as the e2b client runs it",
+    );
+    atLeast(
+      "64 MiB upload through the proxy",
+      rt,
+      TARGETS.upload64MiBDownloadMBps,
+      s.upload64MiB?.mbps,
+      "MB/s",
+      "p50",
+    );
+    atLeast(
+      "64 MiB download through the proxy",
+      rt,
+      TARGETS.upload64MiBDownloadMBps,
+      s.download64MiB?.mbps,
+      "MB/s",
+      "p50",
+    );
+    const H = results.held[rt];
+    const top = H?.steps.at(-1);
+    const heldRow = {
+      figure: "idle sandboxes held at once",
+      runtime: rt,
+      target: `≥ ${TARGETS.idleHeld.count}`,
+      value: H?.maxHeld,
+      unit: "",
+      measuredAs: `stepped ${opts.held.join(", ")}`,
+    };
+    if (H?.maxHeld === undefined) heldRow.status = "not measured";
+    else if (H.maxHeld >= TARGETS.idleHeld.count) heldRow.status = "met";
+    else if (!H.stoppedEarly && (opts.held.at(-1) ?? 0) < TARGETS.idleHeld.count)
+      heldRow.status = `not tested: steps stop at ${opts.held.at(-1)} (--held)`;
+    else heldRow.status = `missed: ${H.maxHeld} held (${H.stoppedEarly ?? "stopped"})`;
+    heldRow.met = (H?.maxHeld ?? 0) >= TARGETS.idleHeld.count;
+    rows.push(heldRow);
+    atMost(
+      "resident memory per idle sandbox",
+      rt,
+      TARGETS.idleHeld.memEachMB[rt],
+      top ? top.memEach.cgroupCurrent / 1e6 : undefined,
+      "MB",
+      top ? `memory cgroup usage at ${top.held} held (RSS sum ${fmt(top.memEach.rssSum / 1e6, 0)} MB)` : "",
+    );
+    atMost(
+      "pause → resume (frozen), p50",
+      rt,
+      TARGETS.pauseResumeFrozenP50Ms,
+      s.pauseResume?.p50,
+      "ms",
+      "POST pause + POST connect, API answered",
+    );
+    if (rt === "runsc")
+      atMost(
+        "checkpoint → restore → envd answering, p50",
+        rt,
+        TARGETS.checkpointRestoreEnvdP50Ms,
+        s.restoreEnvd?.p50,
+        "ms",
+        s.checkpoint
+          ? `restore request until envd /health answers; the checkpoint before it: p50 ${fmt(s.checkpoint.p50, 0)} ms`
+          : "restore request until envd /health answers",
+      );
+  }
+  const f = results.floors;
+  for (const r of rows) {
+    const s = results.scenarios[r.runtime] ?? {};
+    const p = results.pooled[r.runtime] ?? {};
+    const bare = f[`bare_${r.runtime}`];
+    if (r.figure.includes("warm pool"))
+      r.vsFloor = `${ratio(p.createFirstRun?.p50, f.spawnTrue?.p50)} local spawn(true)`;
+    else if (r.figure.includes("cold"))
+      r.vsFloor = `${ratio(s.coldCreateFirstRun?.p50, bare?.p50)} bare ${r.runtime} run`;
+    else if (r.figure.includes("round trip"))
+      r.vsFloor = `${ratio(s.runTrue?.p50, f.fetchRoundTrip?.p50)} fetch RTT`;
+    else if (r.figure.includes("upload"))
+      r.vsFloor = `${pct(s.upload64MiB?.mbps, f.copy64MiB?.mbps)} of local copy`;
+    else if (r.figure.includes("download"))
+      r.vsFloor = `${pct(s.download64MiB?.mbps, f.copy64MiB?.mbps)} of local copy`;
+    else if (r.figure.includes("pause"))
+      r.vsFloor = `${ratio(s.pauseResume?.p50, 2 * (f.fetchRoundTrip?.p50 ?? 0))} two fetch RTTs`;
+    else if (r.figure.includes("checkpoint"))
+      r.vsFloor = `${ratio(s.restoreEnvd?.p50, f.bareRunscRestore?.p50)} bare runsc restore`;
+    else r.vsFloor = "";
+  }
+  return rows;
+}
+
+const ratio = (a, b) => (a && b ? `${fmt(a / b, a / b < 10 ? 2 : 0)}×` : "–");
+const pct = (a, b) => (a && b ? `${fmt((a / b) * 100, 0)}%` : "–");
+
+export function markdown(meta) {
+  const { opts, results } = bench;
+  const L = [];
+  const row = (cells) => L.push(`| ${cells.join(" | ")} |`);
+  const f = results.floors;
+  L.push(`# Bench ${meta.started}`, "");
+  L.push(
+    `Host: ${meta.cores} cores, ${fmt(meta.memTotal / 2 ** 30)} GiB, ${meta.kernel}; Node ${process.version}; load1 at start ${fmt(meta.load1, 2)}${meta.forced ? " (**--force**: machine was not idle, numbers are noisy)" : ""}.`,
+  );
+  L.push(
+    `Runs per latency scenario: ${opts.runs}; held steps: ${opts.held.join(", ")}; warm pool size when on: ${meta.warmPoolSize}; runtimes: ${opts.runtimes.join(", ")}; took ${fmt(meta.seconds, 0)} s (budget ${opts.budgetMin} min, build excluded).`,
+    "",
+  );
+
+  L.push(
+    "## Targets (DESIGN §8)",
+    "",
+    "| figure | runtime | target | result | status | vs floor | measured as |",
+    "|---|---|---|---|---|---|---|",
+  );
+  for (const t of targetRows())
+    row([
+      t.figure,
+      t.runtime,
+      t.target,
+      t.value === undefined ? "–" : `${fmt(t.value, t.unit === "" ? 0 : 1)} ${t.unit}`.trim(),
+      t.met ? "**met**" : t.status,
+      t.vsFloor,
+      t.measuredAs,
+    ]);
+
+  L.push(
+    "",
+    "## Floors (same machine, same run)",
+    "",
+    "| floor | p50 | p95 | max | throughput |",
+    "|---|---|---|---|---|",
+  );
+  const floorRow = (name, s, extra = "") =>
+    s &&
+    row([
+      name,
+      `${fmt(s.p50, 2)} ms`,
+      `${fmt(s.p95, 2)} ms`,
+      `${fmt(s.max, 2)} ms`,
+      s.mbps ? `${fmt(s.mbps, 0)} MB/s` : extra,
+    ]);
+  floorRow('local `spawn("true")`', f.spawnTrue);
+  floorRow('local `spawn("bash -l -c true")`', f.spawnBashTrue);
+  for (const rt of opts.runtimes) floorRow(`bare \`${rt} run\` of \`true\` (same rootfs)`, f[`bare_${rt}`]);
+  floorRow("bare `runsc checkpoint` of a sleeping container", f.bareRunscCheckpoint);
+  floorRow("bare `runsc restore` of it (`-detach`: running again)", f.bareRunscRestore);
+  floorRow("loopback HTTP round trip (node:http keep-alive)", f.httpRoundTrip);
+  floorRow("loopback HTTP round trip (fetch)", f.fetchRoundTrip);
+  if (f.http32Clients)
+    floorRow(
+      "loopback HTTP, 32 fetch clients (per request)",
+      f.http32Clients,
+      `${fmt(f.http32Clients.perSecond, 0)} req/s`,
+    );
+  floorRow("local pipe of 100 MB (`head -c`)", f.pipe100MB);
+  floorRow("local copy of 64 MiB", f.copy64MiB);
+  floorRow("local `cp -a` of 100 MB in 10 files", f.copyTree100MB);
+  floorRow("local write of 10,000 small files (100 at a time)", f.write10kFiles);
+  floorRow("local readdir of 10,000 files", f.list10kFiles);
+
+  L.push(
+    "",
+    "## What users feel, per runtime",
+    "",
+    "All through the API and the proxy on loopback, as the e2b client does. *pool* = warm pool on or off.",
+    "",
+    "| scenario | runtime | pool | p50 | p95 | max | vs floor (p50) |",
+    "|---|---|---|---|---|---|---|",
+  );
+  const ms = (x) => (x?.n ? [`${fmt(x.p50)} ms`, `${fmt(x.p95)} ms`, `${fmt(x.max)} ms`] : ["–", "–", "–"]);
+  const tp = (x, bytes) =>
+    x?.n
+      ? [
+          `${fmt(x.mbps ?? bytes / 1e6 / (x.p50 / 1000), 0)} MB/s (${fmt(x.p50, 0)} ms)`,
+          `${fmt(x.p95, 0)} ms`,
+          `${fmt(x.max, 0)} ms`,
+        ]
+      : ["–", "–", "–"];
+  for (const rt of opts.runtimes) {
+    const s = results.scenarios[rt] ?? {};
+    const p = results.pooled[rt] ?? {};
+    const bare = f[`bare_${rt}`];
+    row([
+      "create → first `true` finished",
+      rt,
+      "off",
+      ...ms(s.coldCreateFirstRun),
+      `${ratio(s.coldCreateFirstRun?.p50, bare?.p50)} bare ${rt} run`,
+    ]);
+    row(["↳ of which `POST /v2/sandboxes`", rt, "off", ...ms(s.createApiOnly), ""]);
+    row([
+      "create → first `true` finished",
+      rt,
+      `on (${p.poolSize ?? "–"})`,
+      ...ms(p.createFirstRun),
+      `${ratio(p.createFirstRun?.p50, f.spawnTrue?.p50)} spawn(true); ${p.creates ? `${p.hits}/${p.creates} creates took a member` : ""}`,
+    ]);
+    row([
+      "↳ of which `POST /v2/sandboxes`",
+      rt,
+      "on",
+      ...ms(p.createApiOnly),
+      `${ratio(p.createApiOnly?.p50, f.fetchRoundTrip?.p50)} fetch RTT`,
+    ]);
+    row([
+      '`run("true")` round trip',
+      rt,
+      "–",
+      ...ms(s.runTrue),
+      `${ratio(s.runTrue?.p50, f.spawnTrue?.p50)} spawn(true); ${ratio(s.runTrue?.p50, f.spawnBashTrue?.p50)} local bash -l; ${ratio(s.runTrue?.p50, f.fetchRoundTrip?.p50)} fetch RTT`,
+    ]);
+    row([
+      "stream 100 MB of stdout",
+      rt,
+      "–",
+      ...tp(s.stream100MB, 100e6),
+      `${pct(s.stream100MB?.mbps, f.pipe100MB?.mbps)} of local pipe`,
+    ]);
+    row([
+      "upload 64 MiB (envd `/files`)",
+      rt,
+      "–",
+      ...tp(s.upload64MiB),
+      `${pct(s.upload64MiB?.mbps, f.copy64MiB?.mbps)} of local copy`,
+    ]);
+    row([
+      "download 64 MiB (envd `/files`)",
+      rt,
+      "–",
+      ...tp(s.download64MiB),
+      `${pct(s.download64MiB?.mbps, f.copy64MiB?.mbps)} of local copy`,
+    ]);
+    row([
+      `write 10,000 small files (multipart \`/files\`, ${s.write10kFiles?.batch ?? 1000} per request)`,
+      rt,
+      "–",
+      ...ms(s.write10kFiles),
+      `${ratio(s.write10kFiles?.p50, f.write10kFiles?.p50)} local write`,
+    ]);
+    row([
+      "list them (`ListDir`, depth 1)",
+      rt,
+      "–",
+      ...ms(s.list10kFiles),
+      `${ratio(s.list10kFiles?.p50, f.list10kFiles?.p50)} local readdir`,
+    ]);
+    row(["pause (frozen)", rt, "–", ...ms(s.pause), ""]);
+    row(["resume (frozen) → API answered", rt, "–", ...ms(s.resume), ""]);
+    row([
+      "pause + resume (frozen)",
+      rt,
+      "–",
+      ...ms(s.pauseResume),
+      `${ratio(s.pauseResume?.p50, 2 * (f.fetchRoundTrip?.p50 ?? 0))} two fetch RTTs`,
+    ]);
+    row(["resume (frozen) → `true` finished", rt, "–", ...ms(s.resumeThenRunTrue), ""]);
+    if (rt === "runsc") {
+      row([
+        "checkpoint (frozen → checkpointed)",
+        rt,
+        "–",
+        ...ms(s.checkpoint),
+        `${ratio(s.checkpoint?.p50, f.bareRunscCheckpoint?.p50)} bare runsc checkpoint`,
+      ]);
+      row(["restore → API answered", rt, "–", ...ms(s.restore), ""]);
+      row([
+        "restore → envd answering (`/health`)",
+        rt,
+        "–",
+        ...ms(s.restoreEnvd),
+        `${ratio(s.restoreEnvd?.p50, f.bareRunscRestore?.p50)} bare runsc restore`,
+      ]);
+      row(["restore → `true` finished", rt, "–", ...ms(s.restoreRunTrue), ""]);
+      row([
+        "checkpoint + restore → envd answering",
+        rt,
+        "–",
+        ...ms(s.checkpointRestoreEnvd),
+        `${ratio(s.checkpointRestoreEnvd?.p50, (f.bareRunscCheckpoint?.p50 ?? 0) + (f.bareRunscRestore?.p50 ?? 0))} bare checkpoint + restore`,
+      ]);
+    } else
+      row([
+        "checkpoint → restore",
+        rt,
+        "–",
+        "n/a",
+        "",
+        "",
+        "no checkpoint under runc here (CRIU, DESIGN §3)",
+      ]);
+    row([
+      `snapshot of a sandbox with 100 MB of new files${s.snapshotKind ? ` (kind: ${s.snapshotKind})` : ""}`,
+      rt,
+      "–",
+      ...tp(s.snapshot100MB),
+      `${ratio(s.snapshot100MB?.p50, f.copyTree100MB?.p50)} local cp -a of 100 MB`,
+    ]);
+    row([
+      "create from that snapshot → first `true` finished",
+      rt,
+      "off",
+      ...ms(s.createFromSnapshotFirstRun),
+      `${ratio(s.createFromSnapshotFirstRun?.p50, bare?.p50)} bare ${rt} run`,
+    ]);
+    row(["↳ of which `POST /v2/sandboxes`", rt, "off", ...ms(s.createFromSnapshotApiOnly), ""]);
+  }
+
+  L.push("", "## Idle sandboxes held at once (warm pool off)", "");
+  L.push(
+    "| runtime | held | create → first run p50 / p95 (this step) | vs bare run | cgroup mem each | anon each | RSS sum each | host used | target |",
+    "|---|---|---|---|---|---|---|---|---|",
+  );
+  for (const rt of opts.runtimes) {
+    const H = results.held[rt];
+    if (!H) continue;
+    for (const st of H.steps)
+      row([
+        rt,
+        st.held,
+        `${fmt(st.create.p50)} / ${fmt(st.create.p95)} ms`,
+        ratio(st.create.p50, f[`bare_${rt}`]?.p50),
+        `${fmt(st.memEach.cgroupCurrent / MiB)} MiB`,
+        `${fmt(st.memEach.anon / MiB)} MiB`,
+        `${fmt(st.memEach.rssSum / MiB)} MiB`,
+        `${fmt(st.hostUsedBytes / 2 ** 30, 2)} GiB`,
+        `≥ ${TARGETS.idleHeld.count}; ≤ ${TARGETS.idleHeld.memEachMB[rt]} MB each`,
+      ]);
+  }
+  for (const rt of opts.runtimes) {
+    const H = results.held[rt];
+    if (H?.stoppedEarly) L.push("", `${rt}: ${H.stoppedEarly}.`);
+    if (H?.memErrors) L.push("", `${rt}: memory unreadable for ${H.memErrors} samples (${H.memError}).`);
+  }
+  if (meta.plot) L.push("", `Plot: \`${meta.plot}\` (create → first run, ms, vs sandboxes already held).`);
+  if (results.api.list) {
+    L.push(
+      "",
+      `## API under 32 concurrent clients (${results.api.held} sandboxes held)`,
+      "",
+      "| call | requests | req/s | p50 | p95 | max | errors | vs loopback floor (req/s) |",
+      "|---|---|---|---|---|---|---|---|",
+    );
+    for (const [k, v] of [
+      ["GET /v2/sandboxes (list)", results.api.list],
+      ["GET /sandboxes/{id}", results.api.get],
+    ])
+      row([
+        k,
+        v.requests,
+        fmt(v.perSecond, 0),
+        `${fmt(v.p50)} ms`,
+        `${fmt(v.p95)} ms`,
+        `${fmt(v.max)} ms`,
+        v.errors,
+        pct(v.perSecond, f.http32Clients?.perSecond),
+      ]);
+  }
+  L.push("", "## Notes", "");
+  for (const n of results.notes) L.push(`- ${n}`);
+  for (const e of results.errors) L.push(`- **${e.scenario}**: ${e.error}`);
+  return `${L.join("\n")}\n`;
+}
