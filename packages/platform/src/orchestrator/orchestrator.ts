@@ -566,7 +566,12 @@ export class Orchestrator {
         if (row.state === "running" && state?.status === "running") {
           this.live.set(row.id, { address: await this.o.host.address(row.id) });
           this.arm(row);
-        } else if (row.state === "paused" && row.pause_kind === "frozen" && state?.status === "paused") {
+        } else if (
+          row.state === "paused" &&
+          row.pause_kind === "frozen" &&
+          state &&
+          (await this.o.host.isFrozen(row))
+        ) {
           this.live.set(row.id, {});
           const live = this.live.get(row.id)!;
           live.deepPauseTimer = setTimeout(() => void this.deepPause(row.id), this.o.deepPauseAfterMs);

@@ -6,7 +6,8 @@ import type { NetworkManager, SandboxNetwork } from "../network/network-manager.
 import { ensureDiskImage, mountDisk, type SandboxDisk, unmountDisk } from "../rootfs/disk.js";
 import { isOverlayMounted, mountOverlay, unmountOverlay } from "../rootfs/overlay.js";
 import type { ContainerRef, ContainerRuntime, RuntimeName } from "../runtime/container-runtime.js";
-import { AGENT_ENVD_DIR, AGENT_NODE, writeBundle } from "../runtime/oci-spec.js";
+import { isFrozen, setFrozen } from "../runtime/freezer.js";
+import { AGENT_ENVD_DIR, AGENT_NODE, containerCgroup, writeBundle } from "../runtime/oci-spec.js";
 import { hostClosedAgent } from "../templates/envd-exec.js";
 
 export const ENVD_PORT = 49983;
@@ -53,7 +54,14 @@ export interface SandboxHostOptions {
  * container itself. It knows nothing about teams, timeouts or the store.
  */
 export class SandboxHost {
+  /** Containers being deleted after a checkpoint, by sandbox id. */
+  private readonly deleting = new Map<string, Promise<void>>();
+
   constructor(private readonly o: SandboxHostOptions) {}
+
+  private async pendingDelete(id: string): Promise<void> {
+    await this.deleting.get(id);
+  }
 
   paths(id: string): SandboxPaths {
     const dir = path.join(this.o.dataDir, "sandboxes", id);
@@ -154,12 +162,26 @@ export class SandboxHost {
     return net.sandboxIp;
   }
 
+  /** Stops every process of the sandbox where it is, memory kept (the cgroup freezer). */
   async freeze(spec: Pick<BootSpec, "id" | "runtime">): Promise<void> {
-    await this.runtime(spec.runtime).pause(await this.ref(spec.id));
+    if (!(await setFrozen(containerCgroup(spec), true)))
+      await this.runtime(spec.runtime).pause(await this.ref(spec.id));
   }
 
   async thaw(spec: Pick<BootSpec, "id" | "runtime">): Promise<void> {
-    await this.runtime(spec.runtime).resume(await this.ref(spec.id));
+    if (!(await setFrozen(containerCgroup(spec), false)))
+      await this.runtime(spec.runtime).resume(await this.ref(spec.id));
+  }
+
+  /** Whether the sandbox is frozen now, by us (cgroup) or by its runtime's own pause. */
+  async isFrozen(spec: Pick<BootSpec, "id" | "runtime">): Promise<boolean> {
+    if (await isFrozen(containerCgroup(spec))) return true;
+    return (await this.runtime(spec.runtime).state(await this.ref(spec.id)))?.status === "paused";
+  }
+
+  /** A frozen sandbox cannot be signalled or deleted by gVisor (its sentry is stopped): thaw first. */
+  private async thawForDelete(id: string): Promise<void> {
+    await setFrozen(containerCgroup({ id }), false).catch(() => undefined);
   }
 
   canCheckpoint(runtime: RuntimeName): boolean {
@@ -191,7 +213,18 @@ export class SandboxHost {
       await runtime.kill(ref, "SIGUSR2").catch(() => undefined);
       throw err;
     }
-    await this.o.network.destroy(spec.id);
+    // the stopped container's record would block a restore under the same id; runsc takes
+    // 1–2 s to delete it, so that happens now, in the background, not when resuming
+    // (runsc joins the sandbox's netns for that: the network goes after it)
+    const deleting = runtime
+      .delete(ref)
+      .catch((err) => this.o.log("warn", "deleting a checkpointed container failed", { err: String(err) }))
+      .then(() => this.o.network.destroy(spec.id))
+      .catch((err) =>
+        this.o.log("warn", "removing a checkpointed sandbox's network failed", { err: String(err) }),
+      )
+      .finally(() => this.deleting.delete(spec.id));
+    this.deleting.set(spec.id, deleting);
     this.o.log("info", "sandbox checkpointed", {
       sandboxId: spec.id,
       quiesceMs: Math.round(quietMs),
@@ -223,6 +256,7 @@ export class SandboxHost {
   }
 
   private async restoreImage(spec: BootSpec, imageDir: string): Promise<string> {
+    await this.pendingDelete(spec.id);
     const net = await this.freshNetwork(spec);
     const p = this.paths(spec.id);
     const runtime = this.runtime(spec.runtime);
@@ -243,6 +277,8 @@ export class SandboxHost {
 
   /** Stops the container and frees its network; the writable layer stays for a later boot. */
   async stop(spec: Pick<BootSpec, "id" | "runtime">): Promise<void> {
+    await this.thawForDelete(spec.id);
+    await this.pendingDelete(spec.id);
     await this.runtime(spec.runtime).delete(await this.ref(spec.id));
     await unmountOverlay(this.paths(spec.id).rootfs);
     await unmountDisk(this.paths(spec.id).disk);
@@ -259,6 +295,8 @@ export class SandboxHost {
   /** Removes every trace of the sandbox from the host. */
   async destroy(spec: Pick<BootSpec, "id" | "runtime">): Promise<void> {
     const runtime = this.o.runtimes.get(spec.runtime);
+    await this.thawForDelete(spec.id);
+    await this.pendingDelete(spec.id);
     if (runtime) await runtime.delete(await this.ref(spec.id));
     await unmountOverlay(this.paths(spec.id).rootfs);
     await unmountDisk(this.paths(spec.id).disk);

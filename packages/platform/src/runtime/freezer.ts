@@ -4,9 +4,11 @@ import { join } from "node:path";
 /**
  * The cgroup freezer of a container, written directly: what `runc pause`/`runc resume` do, in
  * well under a millisecond instead of a Go binary's start (runc reads the same freezer state
- * back, so `runc state` still says "paused"). Works with cgroup v1 (also the hybrid layout of
- * these hosts) and v2. Returns false when the container's cgroup is not where we put it, so
- * the caller can fall back to runc.
+ * back, so `runc state` still says "paused"). For gVisor it stops the sandbox's sentry and
+ * gofer as a whole, where `runsc pause` would cost a netns-joined runsc run each way (runsc's
+ * own state keeps saying "running": see isFrozen). Works with cgroup v1 (also the hybrid
+ * layout of these hosts) and v2. Returns false when the container's cgroup is not where we put
+ * it, so the caller can fall back to the runtime's pause.
  */
 export async function setFrozen(
   cgroupPath: string,
@@ -45,4 +47,14 @@ export async function setFrozen(
     return true;
   }
   return false;
+}
+
+/** Whether the container's cgroup is frozen (false when there is no such cgroup). */
+export async function isFrozen(cgroupPath: string, root = "/sys/fs/cgroup"): Promise<boolean> {
+  const v1 = await readFile(join(root, "freezer", cgroupPath, "freezer.state"), "utf8").catch(
+    () => undefined,
+  );
+  if (v1 !== undefined) return v1.trim() !== "THAWED";
+  const v2 = await readFile(join(root, cgroupPath, "cgroup.events"), "utf8").catch(() => "");
+  return v2.split("\n").includes("frozen 1");
 }

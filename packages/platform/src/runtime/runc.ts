@@ -8,8 +8,6 @@ import type {
   RunOptions,
   RuntimeOptions,
 } from "./container-runtime.js";
-import { setFrozen } from "./freezer.js";
-import { containerCgroup } from "./oci-spec.js";
 import { startDetached } from "./start-detached.js";
 
 /**
@@ -52,11 +50,11 @@ export class RuncRuntime implements ContainerRuntime {
   }
 
   async pause(c: ContainerRef): Promise<void> {
-    if (!(await setFrozen(containerCgroup(c), true))) await this.runc(["pause", c.id]);
+    await this.runc(["pause", c.id]);
   }
 
   async resume(c: ContainerRef): Promise<void> {
-    if (!(await setFrozen(containerCgroup(c), false))) await this.runc(["resume", c.id]);
+    await this.runc(["resume", c.id]);
   }
 
   async kill(c: ContainerRef, signal: NodeJS.Signals, opts: { all?: boolean } = {}): Promise<void> {

@@ -48,10 +48,16 @@ export class RunscRuntime implements ContainerRuntime {
   }
 
   async restore(c: ContainerRef, opts: RestoreOptions): Promise<void> {
-    // the record a checkpoint leaves behind would block a container of the same id
-    await this.delete(c);
     const args = ["restore", "--detach", "--bundle", opts.bundleDir, "--image-path", opts.imageDir, c.id];
-    await this.start(c, args, opts.consoleLog);
+    try {
+      await this.start(c, args, opts.consoleLog);
+    } catch (err) {
+      // the record a checkpoint leaves behind blocks a container of the same id (normally
+      // deleted right after the checkpoint; not when the platform restarted in between)
+      if (!/already exists/i.test(String(err))) throw err;
+      await this.delete(c);
+      await this.start(c, args, opts.consoleLog);
+    }
   }
 
   /**
