@@ -3,7 +3,8 @@ import { EnvdServer } from "./server.js";
 /**
  * envd's entry point. Settings come from the environment so the orchestrator can pass them
  * without a command line that `ps` would show:
- *   ENVD_PORT (49983), ENVD_ACCESS_TOKEN, ENVD_DEFAULT_USER (user), ENVD_DEFAULT_WORKDIR.
+ *   ENVD_PORT (49983), ENVD_ACCESS_TOKEN, ENVD_DEFAULT_USER (user), ENVD_DEFAULT_WORKDIR,
+ *   ENVD_RUN_DIR (/run/e2b; empty: no identity files are written there).
  * SIGUSR1 quiesces (closes every socket before a checkpoint), SIGUSR2 wakes it again.
  */
 async function main(): Promise<void> {
@@ -17,6 +18,7 @@ async function main(): Promise<void> {
       accessToken,
       defaultUser: env.ENVD_DEFAULT_USER ?? "user",
       defaultWorkdir: env.ENVD_DEFAULT_WORKDIR,
+      runDir: env.ENVD_RUN_DIR ?? "/run/e2b",
     },
   });
   const { log } = server.context;

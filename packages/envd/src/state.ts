@@ -10,6 +10,11 @@ export interface EnvdState {
   defaultWorkdir: string | undefined;
   /** Environment added to every process started here. */
   envVars: Record<string, string>;
+  /**
+   * Where `POST /init` writes the sandbox's identity files (`.E2B_SANDBOX`, `.E2B_SANDBOX_ID`,
+   * …) as E2B's envd does under `/run/e2b`; unset: none are written (envd outside a sandbox).
+   */
+  runDir: string | undefined;
 }
 
 export const ENVD_VERSION = "0.6.4";
@@ -21,5 +26,6 @@ export function createState(init: Partial<Omit<EnvdState, "version">> = {}): Env
     defaultUser: init.defaultUser ?? "user",
     defaultWorkdir: init.defaultWorkdir,
     envVars: { ...init.envVars },
+    runDir: init.runDir || undefined,
   };
 }

@@ -11,6 +11,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import http2 from "node:http2";
+import os from "node:os";
 import path from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { getSignature, Sandbox } from "e2b";
@@ -143,6 +144,20 @@ describe("POST /files", () => {
     expect(await res.json()).toEqual([{ path: file, name: "single.txt", type: "file" }]);
     expect(readFileSync(file, "utf8")).toBe("hello");
     expect(statSync(file).uid).toBe(0);
+  });
+
+  test("a 'file' part without a filename (a plain form field) is written to the path query, bytes kept", async () => {
+    const file = path.join(dir, "field.txt");
+    const body = new FormData();
+    body.append("file", "file content — ünïcode");
+    const res = await call(filesUrl({ path: file }), { method: "POST", body });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual([{ path: file, name: "field.txt", type: "file" }]);
+    expect(readFileSync(file, "utf8")).toBe("file content — ünïcode");
+
+    const nowhere = new FormData();
+    nowhere.append("file", "x");
+    await expectError(await call(filesUrl({}), { method: "POST", body: nowhere }), 400, "filename");
   });
 
   test("multipart with several parts and no path writes each to its filename, creating parents for the user", async () => {
@@ -765,6 +780,42 @@ describe("POST /init", () => {
     expect((await init({ accessToken: "second", envVars: { C: "3" } }, "first")).status).toBe(204);
     await expectError(await envs("first"), 401);
     expect(await (await envs("second")).json()).toEqual({ A: "1", B: "2", C: "3" });
+  });
+
+  test("inside a sandbox, init gives E2B's identity variables and their run-dir files", async () => {
+    const runDir = path.join(tempDir("envd-run-"), "e2b");
+    const inBox = await startEnvd({ env: { ENVD_RUN_DIR: runDir } });
+    try {
+      const res = await fetch(`${inBox.url}/init`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ envVars: { E2B_SANDBOX_ID: "isbx", E2B_TEMPLATE_ID: "tpl", A: "1" } }),
+      });
+      expect(res.status).toBe(204);
+      expect(await (await fetch(`${inBox.url}/envs`)).json()).toEqual({
+        A: "1",
+        E2B_SANDBOX: "true",
+        E2B_SANDBOX_ID: "isbx",
+        E2B_TEMPLATE_ID: "tpl",
+      });
+      expect(readFileSync(path.join(runDir, ".E2B_SANDBOX"), "utf8")).toBe("true");
+      expect(readFileSync(path.join(runDir, ".E2B_SANDBOX_ID"), "utf8")).toBe("isbx");
+      expect(readFileSync(path.join(runDir, ".E2B_TEMPLATE_ID"), "utf8")).toBe("tpl");
+      expect(existsSync(path.join(runDir, ".E2B_TEAM_ID"))).toBe(false);
+    } finally {
+      await inBox.stop();
+    }
+  });
+
+  test("without a platform-given id the sandbox id is the hostname", async () => {
+    const runDir = path.join(tempDir("envd-run-"), "e2b");
+    const inBox = await startEnvd({ env: { ENVD_RUN_DIR: runDir } });
+    try {
+      expect((await fetch(`${inBox.url}/init`, { method: "POST" })).status).toBe(204);
+      expect(readFileSync(path.join(runDir, ".E2B_SANDBOX_ID"), "utf8")).toBe(os.hostname());
+    } finally {
+      await inBox.stop();
+    }
   });
 
   test("invalid bodies are 400", async () => {

@@ -202,6 +202,11 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
     resolver: {
       resolve: (id) => orchestrator.route(id),
       resume: (id) => orchestrator.resumeOnTraffic(id),
+      // a signed /files URL names no sandbox: the one whose envd token signed it is meant
+      resolveSigned: async (matches) =>
+        (await store.sandboxes.live()).find(
+          (row) => row.state === "running" && matches(row.envd_access_token),
+        )?.id,
     },
   });
   await proxy.listen(config.proxyPort, config.host);

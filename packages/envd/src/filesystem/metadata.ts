@@ -1,3 +1,4 @@
+import { lstat } from "node:fs/promises";
 import { errnoOf } from "../errors.js";
 import { getXattr, listXattrs, removeXattr, setXattr } from "../native/xattr.js";
 
@@ -10,16 +11,65 @@ const PREFIX = "user.e2b.";
 /** Errnos meaning "this filesystem or entry cannot carry user xattrs" rather than a failure. */
 const UNSUPPORTED = new Set(["ENOTSUP", "EOPNOTSUPP", "EPERM"]);
 
+/** Errnos of a filesystem without user xattrs at all (gVisor's gofer mounts in Debian 12's runsc). */
+const NO_XATTRS = new Set(["ENOTSUP", "EOPNOTSUPP"]);
+
+/**
+ * Where the filesystem has no user xattrs, envd keeps the metadata itself, per inode (so it
+ * follows the file on rename, and an overwrite, which writes a new inode, drops it). An entry
+ * only counts while the inode has the size (and birth time, where known) it had when written,
+ * so a reused inode does not show another file's metadata. It lives as long as envd does, and
+ * tools such as setfattr cannot reach it.
+ */
+interface Kept {
+  metadata: Record<string, string>;
+  size: bigint;
+  birthtimeNs: bigint;
+}
+const kept = new Map<string, Kept>();
+const KEPT_MAX = 100_000;
+
+async function inodeOf(path: string) {
+  const st = await lstat(path, { bigint: true });
+  return { key: `${st.dev}:${st.ino}`, size: st.size, birthtimeNs: st.birthtimeNs };
+}
+
+async function keep(path: string, metadata: Record<string, string>): Promise<void> {
+  const { key, size, birthtimeNs } = await inodeOf(path);
+  kept.delete(key);
+  if (Object.keys(metadata).length === 0) return;
+  if (kept.size >= KEPT_MAX) kept.delete(kept.keys().next().value as string);
+  kept.set(key, { metadata: { ...metadata }, size, birthtimeNs });
+}
+
+async function keptFor(path: string): Promise<Record<string, string>> {
+  const { key, size, birthtimeNs } = await inodeOf(path);
+  const entry = kept.get(key);
+  if (!entry) return {};
+  if (entry.size !== size || entry.birthtimeNs !== birthtimeNs) {
+    kept.delete(key);
+    return {};
+  }
+  return { ...entry.metadata };
+}
+
 /**
  * Replaces the user metadata of `path` with `metadata` (keys not given are removed; `{}`
  * clears it). Does not follow a final symlink.
  */
 export async function writeMetadata(path: string, metadata: Record<string, string>): Promise<void> {
-  for (const name of listXattrs(path)) {
-    if (name.startsWith(PREFIX) && !Object.hasOwn(metadata, name.slice(PREFIX.length)))
-      removeXattr(path, name);
+  try {
+    for (const name of listXattrs(path)) {
+      if (name.startsWith(PREFIX) && !Object.hasOwn(metadata, name.slice(PREFIX.length)))
+        removeXattr(path, name);
+    }
+    for (const [key, value] of Object.entries(metadata)) setXattr(path, PREFIX + key, value);
+    // the xattrs now say it all (an empty `metadata` sets none, even where xattrs are missing)
+    if (kept.size > 0) await keep(path, {});
+  } catch (err) {
+    if (!NO_XATTRS.has(errnoOf(err) ?? "")) throw err;
+    await keep(path, metadata);
   }
-  for (const [key, value] of Object.entries(metadata)) setXattr(path, PREFIX + key, value);
 }
 
 /** The user metadata of `path`; empty where the filesystem has no user xattrs. */
@@ -29,7 +79,9 @@ export async function readMetadata(path: string): Promise<Record<string, string>
   try {
     names = listXattrs(path);
   } catch (err) {
-    if (UNSUPPORTED.has(errnoOf(err) ?? "")) return metadata;
+    const errno = errnoOf(err) ?? "";
+    if (NO_XATTRS.has(errno)) return keptFor(path);
+    if (UNSUPPORTED.has(errno)) return metadata;
     throw err;
   }
   for (const name of names) {
@@ -37,5 +89,7 @@ export async function readMetadata(path: string): Promise<Record<string, string>
     const value = getXattr(path, name);
     if (value !== undefined) metadata[name.slice(PREFIX.length)] = value.toString("utf8");
   }
+  // gVisor lists (no) xattrs but refuses to set them: what envd kept instead.
+  if (kept.size > 0 && Object.keys(metadata).length === 0) return keptFor(path);
   return metadata;
 }

@@ -256,8 +256,20 @@ export function createFilesystemService(ctx: EnvdContext): ServiceImpl<typeof Fi
       await attempt("remove", target, async () => {
         if (target === "/")
           throw new ConnectError("remove /: refusing to remove the root directory", Code.InvalidArgument);
-        await checkTraverse(who, path.dirname(target), "remove", target);
-        const st = await lstat(target);
+        // Like E2B's envd (os.RemoveAll), removing what is not there succeeds: the path is gone
+        // either way, and the client's `files.remove` of a missing path must not throw.
+        const gone = (err: unknown) => {
+          const code = errnoOf(err);
+          if (code === "ENOENT" || code === "ENOTDIR") return;
+          throw err;
+        };
+        try {
+          await checkTraverse(who, path.dirname(target), "remove", target);
+        } catch (err) {
+          return gone(err);
+        }
+        const st = await lstat(target).catch(gone);
+        if (!st) return;
         if (!mayUnlink(who, await stat(path.dirname(target)), st))
           throw permissionDenied("remove", target, who);
         if (st.isDirectory() && who.uid !== 0) await checkTreeRemovable(who, target, target);

@@ -73,7 +73,8 @@ export function authorizeFileRequest(
     throw new HttpError(401, `invalid signature for ${operation} of '${query.get("path") ?? ""}'`);
   }
   if (expiration !== undefined && expiration < Math.floor(Date.now() / 1000)) {
-    throw new HttpError(401, "signature has expired; create a new signed URL");
+    // E2B envd's exact wording (clients match it): {"code":401,"message":"signature is already expired"}
+    throw new HttpError(401, "signature is already expired");
   }
 }
 

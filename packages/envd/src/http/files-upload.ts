@@ -1,5 +1,5 @@
 import path from "node:path";
-import type { Readable } from "node:stream";
+import { Readable } from "node:stream";
 import type { EnvdComponents } from "@x/envd-client";
 import busboy from "busboy";
 import { headerValue } from "../auth.js";
@@ -73,13 +73,22 @@ async function uploadRaw(body: Readable, target: UploadTarget): Promise<WrittenE
   return [entryFor(file, target.metadata)];
 }
 
+/** The largest `file` part without a filename: busboy hands such a part over whole, in memory. */
+const FIELD_FILE_MAX = 16 << 20;
+
 /** Parts named `file`, written one after the other as busboy streams them (never buffered whole). */
 function uploadMultipart(req: HttpRequest, body: Readable, target: UploadTarget): Promise<WrittenEntry[]> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
       // preservePath: the filename is the destination path; utf8: FormData sends raw UTF-8 names.
-      parser = busboy({ headers: req.headers, preservePath: true, defParamCharset: "utf8" });
+      parser = busboy({
+        headers: req.headers,
+        preservePath: true,
+        defParamCharset: "utf8",
+        defCharset: "latin1",
+        limits: { fieldSize: FIELD_FILE_MAX },
+      });
     } catch (err) {
       reject(new HttpError(400, `invalid multipart request: ${(err as Error).message}`));
       return;
@@ -91,6 +100,21 @@ function uploadMultipart(req: HttpRequest, body: Readable, target: UploadTarget)
       failure ??= err;
     };
 
+    /** Writes one `file` part; `filename` is the part's, the query's `path` wins over it. */
+    const writePart = async (filename: string | undefined, stream: Readable) => {
+      const name = target.path ?? filename;
+      if (!name) throw new HttpError(400, "a 'file' part has no filename and the query has no 'path'");
+      const file = resolvePath(name, target.user);
+      if (written.some((entry) => entry.path === file)) {
+        throw new HttpError(
+          400,
+          `more than one part is written to '${file}'; only one file per path in an upload`,
+        );
+      }
+      await writeFileFromStream(file, stream, target.user, target.metadata);
+      written.push(entryFor(file, target.metadata));
+    };
+
     parser.on("file", (field, stream, info) => {
       observeErrors(stream);
       queue = queue.then(async () => {
@@ -99,20 +123,29 @@ function uploadMultipart(req: HttpRequest, body: Readable, target: UploadTarget)
           return;
         }
         try {
-          const name = target.path ?? info.filename;
-          if (!name) throw new HttpError(400, "a 'file' part has no filename and the query has no 'path'");
-          const file = resolvePath(name, target.user);
-          if (written.some((entry) => entry.path === file)) {
-            throw new HttpError(
-              400,
-              `more than one part is written to '${file}'; only one file per path in an upload`,
-            );
-          }
-          await writeFileFromStream(file, stream, target.user, target.metadata);
-          written.push(entryFor(file, target.metadata));
+          await writePart(info.filename, stream);
         } catch (err) {
           fail(err);
           stream.resume();
+        }
+      });
+    });
+    // A `file` part without a filename (`form.append('file', 'text')`, as E2B's envd accepts
+    // with the query's `path`) is a plain field to busboy: its value arrives whole, in latin1 so
+    // that its bytes are kept exactly.
+    parser.on("field", (field, value, info) => {
+      if (field !== "file") return;
+      queue = queue.then(async () => {
+        if (failure !== undefined) return;
+        try {
+          if (info.valueTruncated)
+            throw new HttpError(
+              413,
+              `a 'file' part without a filename is limited to ${FIELD_FILE_MAX} bytes; give the part a filename`,
+            );
+          await writePart(undefined, Readable.from([Buffer.from(value, "latin1")]));
+        } catch (err) {
+          fail(err);
         }
       });
     });

@@ -1,4 +1,7 @@
 import { execFile } from "node:child_process";
+import { mkdir, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import type { EnvdComponents } from "@x/envd-client";
 import type { EnvdContext } from "../context.js";
 import { requireToken } from "./access.js";
@@ -50,6 +53,35 @@ function syncClock(ctx: EnvdContext, hostTimeMs: number): void {
   });
 }
 
+/** Identity variables E2B's envd sets in every process and mirrors as `<runDir>/.<NAME>` files. */
+const IDENTITY_VARS = ["E2B_SANDBOX", "E2B_SANDBOX_ID", "E2B_TEMPLATE_ID", "E2B_TEAM_ID"] as const;
+
+/**
+ * Gives the sandbox E2B's identity variables: `E2B_SANDBOX=true` and `E2B_SANDBOX_ID` (the
+ * platform's, else the hostname, which the platform sets to the sandbox id), plus
+ * `E2B_TEMPLATE_ID`/`E2B_TEAM_ID` when the platform sends them, each also written to
+ * `<runDir>/.<NAME>` for programs that read files rather than the environment. Only inside a
+ * sandbox (`runDir` set); a file that cannot be written is logged, never a failed init.
+ */
+async function applyIdentity(ctx: EnvdContext): Promise<void> {
+  const { state } = ctx;
+  if (!state.runDir) return;
+  state.envVars.E2B_SANDBOX = "true";
+  if (!state.envVars.E2B_SANDBOX_ID) state.envVars.E2B_SANDBOX_ID = os.hostname();
+  try {
+    await mkdir(state.runDir, { recursive: true, mode: 0o755 });
+    for (const name of IDENTITY_VARS) {
+      const value = state.envVars[name];
+      if (value !== undefined) await writeFile(path.join(state.runDir, `.${name}`), value, { mode: 0o644 });
+    }
+  } catch (err) {
+    ctx.log("warn", "init: cannot write the sandbox identity files", {
+      runDir: state.runDir,
+      err: err instanceof Error ? err.message : String(err),
+    });
+  }
+}
+
 /**
  * `POST /init`, sent by the platform when a sandbox starts or resumes. Before a token is
  * set anyone may call it; after, the current token is required, and a new `accessToken`
@@ -80,6 +112,7 @@ export function createInitHandler(ctx: EnvdContext): (req: HttpRequest, res: Htt
     if (request.accessToken) state.accessToken = request.accessToken;
     if (request.defaultUser) state.defaultUser = request.defaultUser;
     if (request.defaultWorkdir) state.defaultWorkdir = request.defaultWorkdir;
+    await applyIdentity(ctx);
     ctx.log("info", "init applied", {
       envVars: Object.keys(request.envVars ?? {}).length,
       tokenChanged: Boolean(request.accessToken),

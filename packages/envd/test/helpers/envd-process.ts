@@ -43,6 +43,8 @@ export async function startEnvd(
       ENVD_PORT: String(port),
       ENVD_HOST: "127.0.0.1",
       ENVD_DEFAULT_USER: opts.defaultUser ?? "root",
+      // No sandbox identity (E2B_SANDBOX…, /run/e2b files) unless a test asks for it.
+      ENVD_RUN_DIR: "",
       ...(opts.accessToken ? { ENVD_ACCESS_TOKEN: opts.accessToken } : {}),
       ...opts.env,
     },

@@ -17,6 +17,7 @@ export async function initEnvd(row: SandboxRow, address: string, currentToken?: 
     // memory image would otherwise go on with the identity it was booted with)
     E2B_SANDBOX_ID: row.id,
     E2B_TEMPLATE_ID: row.template_id,
+    E2B_TEAM_ID: row.team_id,
   };
   const rotate = currentToken !== undefined && currentToken !== row.envd_access_token;
   const res = await envdFetch(`http://${address}:49983/init`, {
