@@ -14,6 +14,20 @@ const final = path.join(root, "dist", "bundle");
 const out = `${final}.tmp-${process.pid}`;
 const require = createRequire(import.meta.url);
 
+/** protobuf-es's base64 module, swapped for src/fast-base64.ts (see there why). */
+function fastBase64() {
+  return {
+    name: "fast-base64",
+    setup(b) {
+      b.onResolve({ filter: /(^|\/)base64-encoding(\.js)?$/ }, (args) =>
+        args.importer.includes(`${path.sep}@bufbuild${path.sep}protobuf${path.sep}`)
+          ? { path: path.join(root, "src", "fast-base64.ts") }
+          : undefined,
+      );
+    },
+  };
+}
+
 await rm(out, { recursive: true, force: true });
 await build({
   entryPoints: [path.join(root, "src", "main.ts")],
@@ -28,6 +42,7 @@ await build({
   sourcemap: "linked",
   legalComments: "none",
   logLevel: "warning",
+  plugins: [fastBase64()],
 });
 
 // node-pty resolves its addon relative to its own folder, so it ships as a small package.
