@@ -248,8 +248,20 @@ export class Orchestrator {
     const image = path.resolve(this.o.dataDir, memory.image);
     try {
       const address = await this.o.host.bootFromImage(this.bootSpec(row, build), image);
-      await initEnvd(row, address, memory.accessToken);
-      return address;
+      // a restored envd has just re-opened its listener: a first connection can still be cut
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await initEnvd(row, address, memory.accessToken);
+          return address;
+        } catch (err) {
+          if (attempt >= 3) throw err;
+          this.o.log("warn", "envd /init after a restore failed, retrying", {
+            sandboxId: row.id,
+            err: String(err),
+          });
+          await new Promise((r) => setTimeout(r, 100 * attempt));
+        }
+      }
     } catch (err) {
       this.o.log("warn", "memory snapshot could not be restored, booting from its files", {
         sandboxId: row.id,

@@ -213,11 +213,10 @@ export class SandboxHost {
       await runtime.kill(ref, "SIGUSR2").catch(() => undefined);
       throw err;
     }
-    // the stopped container's record would block a restore under the same id; runsc takes
-    // 1–2 s to delete it, so that happens now, in the background, not when resuming
+    // the stopped container's record would block a restore under the same id: it goes now,
+    // in the background (a full `runsc delete` takes 1–2 s), not when resuming
     // (runsc joins the sandbox's netns for that: the network goes after it)
-    const deleting = runtime
-      .delete(ref)
+    const deleting = (runtime.forgetCheckpointed?.(ref) ?? runtime.delete(ref))
       .catch((err) => this.o.log("warn", "deleting a checkpointed container failed", { err: String(err) }))
       .then(() => this.o.network.destroy(spec.id))
       .catch((err) =>

@@ -50,6 +50,11 @@ export interface ContainerRuntime {
   checkpoint?(c: ContainerRef, imageDir: string): Promise<void>;
   /** Starts the container again from a checkpoint, replacing the stopped one of the same id. */
   restore?(c: ContainerRef, opts: RestoreOptions): Promise<void>;
+  /**
+   * Removes what a checkpoint left of the container (its record, its cgroups) so a restore may
+   * use the id again; `delete` does the same, slower. Only after `checkpoint`.
+   */
+  forgetCheckpointed?(c: ContainerRef): Promise<void>;
   /** Ids of all containers under this runtime's root. */
   list(): Promise<string[]>;
 }

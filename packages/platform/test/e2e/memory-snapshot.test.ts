@@ -26,7 +26,14 @@ describe("memory snapshots on runsc", () => {
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   }
 
-  const count = async (sb: Sandbox) => Number((await sb.files.read(COUNTER).catch(() => "0")).trim());
+  /** The counter's value; `echo $i > file` truncates first, so an empty read is read again. */
+  async function count(sb: Sandbox): Promise<number> {
+    for (let i = 0; ; i++) {
+      const text = (await sb.files.read(COUNTER).catch(() => "")).trim();
+      if (text !== "" || i >= 20) return Number(text || "0");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
 
   /** Waits until the counter passes `from`; returns the value seen. */
   async function advanced(sb: Sandbox, from: number): Promise<number> {
