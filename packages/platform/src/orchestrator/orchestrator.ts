@@ -574,16 +574,11 @@ export class Orchestrator {
           await this.o.store.sandboxes.update(row.id, { state: "killed", killed_at: nowIso() });
           continue;
         }
-        const state = await this.o.host.runtime(row.runtime).state(await this.o.host.ref(row.id));
-        if (row.state === "running" && state?.status === "running") {
+        const status = await this.o.host.status(row);
+        if (row.state === "running" && status === "running") {
           this.live.set(row.id, { address: await this.o.host.address(row.id) });
           this.arm(row);
-        } else if (
-          row.state === "paused" &&
-          row.pause_kind === "frozen" &&
-          state &&
-          (await this.o.host.isFrozen(row))
-        ) {
+        } else if (row.state === "paused" && row.pause_kind === "frozen" && status === "paused") {
           this.live.set(row.id, {});
           const live = this.live.get(row.id)!;
           live.deepPauseTimer = setTimeout(() => void this.deepPause(row.id), this.o.deepPauseAfterMs);

@@ -5,7 +5,12 @@ import path from "node:path";
 import type { NetworkManager, SandboxNetwork } from "../network/network-manager.js";
 import { ensureDiskImage, mountDisk, type SandboxDisk, unmountDisk } from "../rootfs/disk.js";
 import { isOverlayMounted, mountOverlay, unmountOverlay } from "../rootfs/overlay.js";
-import type { ContainerRef, ContainerRuntime, RuntimeName } from "../runtime/container-runtime.js";
+import type {
+  ContainerRef,
+  ContainerRuntime,
+  ContainerState,
+  RuntimeName,
+} from "../runtime/container-runtime.js";
 import { isFrozen, setFrozen } from "../runtime/freezer.js";
 import { AGENT_ENVD_DIR, AGENT_NODE, containerCgroup, writeBundle } from "../runtime/oci-spec.js";
 import { hostClosedAgent } from "../templates/envd-exec.js";
@@ -173,10 +178,13 @@ export class SandboxHost {
       await this.runtime(spec.runtime).resume(await this.ref(spec.id));
   }
 
-  /** Whether the sandbox is frozen now, by us (cgroup) or by its runtime's own pause. */
-  async isFrozen(spec: Pick<BootSpec, "id" | "runtime">): Promise<boolean> {
-    if (await isFrozen(containerCgroup(spec))) return true;
-    return (await this.runtime(spec.runtime).state(await this.ref(spec.id)))?.status === "paused";
+  /**
+   * The container's status. A sandbox frozen through its cgroup is "paused" without asking its
+   * runtime: a frozen gVisor sentry cannot answer runsc, which would wait for it forever.
+   */
+  async status(spec: Pick<BootSpec, "id" | "runtime">): Promise<ContainerState["status"] | undefined> {
+    if (await isFrozen(containerCgroup(spec))) return "paused";
+    return (await this.runtime(spec.runtime).state(await this.ref(spec.id)))?.status;
   }
 
   /** A frozen sandbox cannot be signalled or deleted by gVisor (its sentry is stopped): thaw first. */

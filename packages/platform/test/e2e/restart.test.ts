@@ -9,6 +9,8 @@ import net from "node:net";
 import path from "node:path";
 import { Sandbox } from "e2b";
 import { createRuntime } from "../../src/runtime/create-runtime.js";
+import { setFrozen } from "../../src/runtime/freezer.js";
+import { containerCgroup } from "../../src/runtime/oci-spec.js";
 import { TEST_DATA_DIR } from "../helpers/platform.js";
 
 const X_BIN = path.resolve(__dirname, "../../../cli/bin/x.mjs");
@@ -170,6 +172,8 @@ describe("x serve restart", () => {
         () => undefined,
       );
       for (const id of (await runtime?.list().catch(() => [])) ?? []) {
+        // a sandbox frozen through its cgroup cannot be deleted (gVisor's sentry cannot answer)
+        await setFrozen(containerCgroup({ id }), false).catch(() => false);
         await runtime
           ?.delete({ id, netnsPath: `/run/netns/${prefix}-${id}` })
           .catch((err) => process.stderr.write(`cleanup: ${r} delete ${id}: ${err}\n`));
