@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { Sandbox } from "e2b";
-import { startTestPlatform, type TestPlatform } from "../helpers/platform.js";
+import { pointE2bClient, startTestPlatform, type TestPlatform } from "../helpers/platform.js";
 
 /** Resident memory (kB) of the host processes that make up a sandbox (gVisor's sandbox and gofer). */
 function hostRssKb(sandboxId: string): number {
@@ -25,19 +25,17 @@ function hostRssKb(sandboxId: string): number {
 
 describe("checkpoint on runsc", () => {
   let t: TestPlatform;
-  const saved = { ...process.env };
+  let restoreEnv = () => {};
   let sandbox: Sandbox | undefined;
 
   beforeAll(async () => {
     t = await startTestPlatform({ runtime: "runsc" });
-    process.env.E2B_API_URL = t.apiUrl;
-    process.env.E2B_SANDBOX_URL = t.proxyUrl;
-    process.env.E2B_API_KEY = t.apiKey;
+    restoreEnv = pointE2bClient(t);
   });
 
   afterAll(async () => {
     await sandbox?.kill().catch(() => undefined);
-    process.env = saved;
+    restoreEnv();
     await t?.stop();
   });
 

@@ -3,21 +3,19 @@
  * E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY exactly as a user would.
  */
 import { Sandbox } from "e2b";
-import { startTestPlatform, type TestPlatform } from "../helpers/platform.js";
+import { pointE2bClient, startTestPlatform, type TestPlatform } from "../helpers/platform.js";
 
 describe.each(["runc", "runsc"] as const)("public e2b client on %s", (runtime) => {
   let t: TestPlatform;
-  const saved = { ...process.env };
+  let restoreEnv = () => {};
 
   beforeAll(async () => {
     t = await startTestPlatform({ runtime });
-    process.env.E2B_API_URL = t.apiUrl;
-    process.env.E2B_SANDBOX_URL = t.proxyUrl;
-    process.env.E2B_API_KEY = t.apiKey;
+    restoreEnv = pointE2bClient(t);
   });
 
   afterAll(async () => {
-    process.env = saved;
+    restoreEnv();
     await t.stop();
   });
 

@@ -6,14 +6,14 @@
  * the caller asks for files only) the snapshot keeps files and says so.
  */
 import { Sandbox } from "e2b";
-import { startTestPlatform, type TestPlatform } from "../helpers/platform.js";
+import { pointE2bClient, startTestPlatform, type TestPlatform } from "../helpers/platform.js";
 
 const COUNTER = "/tmp/counter";
 const LOOP = `i=0; while true; do i=$((i+1)); echo $i > ${COUNTER}; sleep 0.1; done`;
 
 describe("memory snapshots on runsc", () => {
   let t: TestPlatform;
-  const saved = { ...process.env };
+  let restoreEnv = () => {};
   const made: Sandbox[] = [];
 
   async function api(method: string, p: string, body?: unknown) {
@@ -56,14 +56,12 @@ describe("memory snapshots on runsc", () => {
 
   beforeAll(async () => {
     t = await startTestPlatform({ runtime: "runsc" });
-    process.env.E2B_API_URL = t.apiUrl;
-    process.env.E2B_SANDBOX_URL = t.proxyUrl;
-    process.env.E2B_API_KEY = t.apiKey;
+    restoreEnv = pointE2bClient(t);
   });
 
   afterAll(async () => {
     for (const sb of made) await sb.kill().catch(() => undefined);
-    process.env = saved;
+    restoreEnv();
     await t?.stop();
   });
 

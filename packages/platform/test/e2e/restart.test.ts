@@ -11,7 +11,7 @@ import { Sandbox } from "e2b";
 import { createRuntime } from "../../src/runtime/create-runtime.js";
 import { setFrozen } from "../../src/runtime/freezer.js";
 import { containerCgroup } from "../../src/runtime/oci-spec.js";
-import { TEST_DATA_DIR } from "../helpers/platform.js";
+import { pointE2bClient, TEST_DATA_DIR } from "../helpers/platform.js";
 
 const X_BIN = path.resolve(__dirname, "../../../cli/bin/x.mjs");
 const RUNTIMES = ["runc", "runsc"] as const;
@@ -50,7 +50,7 @@ describe("x serve restart", () => {
   let child: ChildProcess | undefined;
   let output = "";
   let apiKey = "";
-  const saved = { ...process.env };
+  let restoreEnv = () => {};
 
   /** Starts `x serve` and resolves once its ready line (and the key line on first start) is out. */
   async function serve(): Promise<void> {
@@ -155,13 +155,15 @@ describe("x serve restart", () => {
     proxyPort = await freePort();
     await serve();
     expect(apiKey).not.toBe("");
-    process.env.E2B_API_URL = `http://127.0.0.1:${apiPort}`;
-    process.env.E2B_SANDBOX_URL = `http://127.0.0.1:${proxyPort}`;
-    process.env.E2B_API_KEY = apiKey;
+    restoreEnv = pointE2bClient({
+      apiUrl: `http://127.0.0.1:${apiPort}`,
+      proxyUrl: `http://127.0.0.1:${proxyPort}`,
+      apiKey,
+    });
   });
 
   afterAll(async () => {
-    process.env = saved;
+    restoreEnv();
     if (child && child.exitCode === null && child.signalCode === null) {
       child.kill("SIGKILL");
       await exited(child);

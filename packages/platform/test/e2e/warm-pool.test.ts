@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { NotEnoughSpaceError, Sandbox } from "e2b";
-import { startTestPlatform, TEST_DATA_DIR, type TestPlatform } from "../helpers/platform.js";
+import { pointE2bClient, startTestPlatform, TEST_DATA_DIR, type TestPlatform } from "../helpers/platform.js";
 
 const DISK_MB = 64;
 
@@ -19,18 +19,16 @@ function mountsOf(id: string): string[] {
 
 describe.each(["runc", "runsc"] as const)("warm pool and sandbox disk on %s", (runtime) => {
   let t: TestPlatform;
-  const saved = { ...process.env };
+  let restoreEnv = () => {};
 
   beforeAll(async () => {
     t = await startTestPlatform({ runtime, config: { warmPoolSize: 1, diskSizeMB: DISK_MB } });
-    process.env.E2B_API_URL = t.apiUrl;
-    process.env.E2B_SANDBOX_URL = t.proxyUrl;
-    process.env.E2B_API_KEY = t.apiKey;
+    restoreEnv = pointE2bClient(t);
     await t.platform.warmPool.whenFull();
   });
 
   afterAll(async () => {
-    process.env = saved;
+    restoreEnv();
     const poolRecords = path.join(TEST_DATA_DIR, "pool", t.platform.config.networkPrefix);
     const members = t.platform.warmPool.stats();
     await t.stop();

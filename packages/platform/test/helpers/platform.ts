@@ -68,3 +68,17 @@ export async function startTestPlatform(
     },
   };
 }
+
+/**
+ * Points the public e2b client at a platform through its environment variables, as a user
+ * would; returns what puts the environment back as it was.
+ */
+export function pointE2bClient(at: { apiUrl: string; proxyUrl: string; apiKey: string }): () => void {
+  const saved = { ...process.env };
+  process.env.E2B_API_URL = at.apiUrl;
+  process.env.E2B_SANDBOX_URL = at.proxyUrl;
+  process.env.E2B_API_KEY = at.apiKey;
+  return () => {
+    process.env = saved;
+  };
+}

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { RuntimeName } from "../../src/runtime/container-runtime.js";
-import { startTestPlatform, TEST_DATA_DIR, type TestPlatform } from "../helpers/platform.js";
+import { pointE2bClient, startTestPlatform, TEST_DATA_DIR, type TestPlatform } from "../helpers/platform.js";
 
 export interface ApiResponse {
   status: number;
@@ -23,14 +23,14 @@ export interface TemplatePlatform {
 /** A real platform for template tests, with the e2b client's environment set while it runs. */
 export async function startTemplatePlatform(runtime: RuntimeName): Promise<TemplatePlatform> {
   const t = await startTestPlatform({ runtime });
-  const saved = { ...process.env };
+  let restoreEnv: (() => void) | undefined;
   const dirs: string[] = [];
   return {
     t,
     useClient: () => {
-      process.env.E2B_API_URL = t.apiUrl;
-      process.env.E2B_SANDBOX_URL = t.proxyUrl;
-      process.env.E2B_API_KEY = t.apiKey;
+      // the environment as it was before the first call is what stop() puts back
+      const restore = pointE2bClient(t);
+      restoreEnv ??= restore;
     },
     api: async (method, p, body, key = t.apiKey) => {
       const res = await fetch(`${t.apiUrl}${p}`, {
@@ -47,7 +47,7 @@ export async function startTemplatePlatform(runtime: RuntimeName): Promise<Templ
       return dir;
     },
     stop: async () => {
-      process.env = saved;
+      restoreEnv?.();
       // what this platform's builds left in the shared data directory: its own layers and uploads
       const { store } = t.platform;
       const layers = [...(await store.templates.referencedLayers())].filter((l) => l.startsWith("layers/"));
