@@ -116,6 +116,9 @@ export class EnvdServer {
     );
     for (const socket of this.sockets) {
       if (socket.destroyed) continue;
+      // gVisor can refuse the reset (EINVAL) and Node reports that as an 'error' event: with
+      // no listener that would end envd, and the sandbox with it. The socket is gone either way.
+      socket.on("error", () => undefined);
       // resetAndDestroy needs the TCP handle; a socket already handed to http2 may lack it
       try {
         socket.resetAndDestroy();
