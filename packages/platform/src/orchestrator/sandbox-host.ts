@@ -59,6 +59,8 @@ export interface SandboxHostOptions {
  * container itself. It knows nothing about teams, timeouts or the store.
  */
 export class SandboxHost {
+  /** Sandboxes paused by their runtime because the cgroup freezer did not complete. */
+  private readonly pausedByRuntime = new Set<string>();
   /** Containers being deleted after a checkpoint, by sandbox id. */
   private readonly deleting = new Map<string, Promise<void>>();
 
@@ -169,13 +171,15 @@ export class SandboxHost {
 
   /** Stops every process of the sandbox where it is, memory kept (the cgroup freezer). */
   async freeze(spec: Pick<BootSpec, "id" | "runtime">): Promise<void> {
-    if (!(await setFrozen(containerCgroup(spec), true)))
-      await this.runtime(spec.runtime).pause(await this.ref(spec.id));
+    if (await setFrozen(containerCgroup(spec), true)) return;
+    await this.runtime(spec.runtime).pause(await this.ref(spec.id));
+    this.pausedByRuntime.add(spec.id);
   }
 
   async thaw(spec: Pick<BootSpec, "id" | "runtime">): Promise<void> {
-    if (!(await setFrozen(containerCgroup(spec), false)))
-      await this.runtime(spec.runtime).resume(await this.ref(spec.id));
+    const byRuntime = this.pausedByRuntime.delete(spec.id);
+    if (!byRuntime && (await setFrozen(containerCgroup(spec), false))) return;
+    await this.runtime(spec.runtime).resume(await this.ref(spec.id));
   }
 
   /**
@@ -184,11 +188,15 @@ export class SandboxHost {
    */
   async status(spec: Pick<BootSpec, "id" | "runtime">): Promise<ContainerState["status"] | undefined> {
     if (await isFrozen(containerCgroup(spec))) return "paused";
-    return (await this.runtime(spec.runtime).state(await this.ref(spec.id)))?.status;
+    const status = (await this.runtime(spec.runtime).state(await this.ref(spec.id)))?.status;
+    if (status === "paused") this.pausedByRuntime.add(spec.id);
+    return status;
   }
 
   /** A frozen sandbox cannot be signalled or deleted by gVisor (its sentry is stopped): thaw first. */
   private async thawForDelete(id: string): Promise<void> {
+    // (a runtime-paused sandbox is resumed by the runtime's own delete)
+    this.pausedByRuntime.delete(id);
     await setFrozen(containerCgroup({ id }), false).catch(() => undefined);
   }
 
