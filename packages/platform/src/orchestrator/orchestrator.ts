@@ -343,8 +343,7 @@ export class Orchestrator {
         }
         // this gVisor can take the sandbox down with a refused checkpoint: boot it from its files
         if (!(await this.o.host.answers(envd.address))) {
-          await this.o.host.stop(ref);
-          await this.bringBack(row);
+          await this.bootAgain(row);
           envd.address = this.live.get(id)?.address ?? "";
         }
       }
@@ -364,20 +363,27 @@ export class Orchestrator {
    * image or the restore fails (its processes are lost then, its files are not).
    */
   private async bringBack(row: SandboxRow): Promise<void> {
-    const spec = this.bootSpec(row, await this.buildOf(row));
-    const live = this.live.get(row.id) ?? {};
-    this.live.set(row.id, live);
     try {
-      live.address = await this.o.host.restore(spec);
+      const live = this.live.get(row.id) ?? {};
+      this.live.set(row.id, live);
+      live.address = await this.o.host.restore(this.bootSpec(row, await this.buildOf(row)));
     } catch (err) {
       this.o.log("error", "restore after a snapshot failed, booting from files", {
         sandboxId: row.id,
         err: String(err),
       });
-      await this.o.host.stop(spec).catch(() => undefined);
-      live.address = await this.o.host.boot(spec);
-      await initEnvd(row, live.address);
+      await this.bootAgain(row);
     }
+  }
+
+  /** Boots a sandbox whose container is gone from its files; its processes are lost. */
+  private async bootAgain(row: SandboxRow): Promise<void> {
+    const spec = this.bootSpec(row, await this.buildOf(row));
+    const live = this.live.get(row.id) ?? {};
+    this.live.set(row.id, live);
+    await this.o.host.stop(spec).catch(() => undefined);
+    live.address = await this.o.host.boot(spec);
+    await initEnvd(row, live.address);
   }
 
   async get(id: string): Promise<SandboxRow | undefined> {

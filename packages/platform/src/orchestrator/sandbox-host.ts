@@ -105,15 +105,20 @@ export class SandboxHost {
     return this.o.network.create(spec.id, { internet: spec.internet });
   }
 
-  private async prepareRootfs(spec: BootSpec): Promise<SandboxPaths> {
-    const p = this.paths(spec.id);
-    await mkdir(p.dir, { recursive: true });
-    await unmountOverlay(p.rootfs);
+  /** The sandbox's own disk (when capped) and the overlay of its layers on top of it. */
+  private async mountRootfs(spec: BootSpec, p: SandboxPaths): Promise<void> {
     if (spec.diskSizeMB !== undefined) {
       await ensureDiskImage(p.disk, spec.diskSizeMB);
       await mountDisk(p.disk);
     }
     await mountOverlay({ lowers: spec.lowers, upperDir: p.upper, workDir: p.work, target: p.rootfs });
+  }
+
+  private async prepareRootfs(spec: BootSpec): Promise<SandboxPaths> {
+    const p = this.paths(spec.id);
+    await mkdir(p.dir, { recursive: true });
+    await unmountOverlay(p.rootfs);
+    await this.mountRootfs(spec, p);
     const env = [
       "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
       "LANG=C.UTF-8",
@@ -251,10 +256,7 @@ export class SandboxHost {
   async restore(spec: BootSpec): Promise<string> {
     const p = this.paths(spec.id);
     // after a host reboot the mounts are gone; the checkpoint expects the same root filesystem
-    if (!(await isOverlayMounted(p.rootfs))) {
-      if (spec.diskSizeMB !== undefined) await mountDisk(p.disk);
-      await mountOverlay({ lowers: spec.lowers, upperDir: p.upper, workDir: p.work, target: p.rootfs });
-    }
+    if (!(await isOverlayMounted(p.rootfs))) await this.mountRootfs(spec, p);
     const address = await this.restoreImage(spec, p.checkpoint);
     await rm(p.checkpoint, { recursive: true, force: true });
     return address;

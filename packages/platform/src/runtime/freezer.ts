@@ -17,54 +17,66 @@ export async function setFrozen(
   frozen: boolean,
   root = "/sys/fs/cgroup",
 ): Promise<boolean> {
-  const v1 = join(root, "freezer", cgroupPath, "freezer.state");
-  const v2 = join(root, cgroupPath, "cgroup.freeze");
   const deadline = Date.now() + (frozen ? 1_000 : 5_000);
-  if (
-    await writeFile(v1, frozen ? "FROZEN" : "THAWED").then(
+  for (const layout of layouts(root, cgroupPath)) {
+    const written = await writeFile(layout.control, frozen ? layout.freeze : layout.thaw).then(
       () => true,
       () => false,
-    )
-  ) {
-    // FREEZING until every task has stopped
+    );
+    if (!written) continue;
+    // v1 says FREEZING until every task has stopped
     const want = frozen ? "FROZEN" : "THAWED";
-    while ((await readFile(v1, "utf8")).trim() !== want) {
-      if (Date.now() > deadline && frozen) return giveUp(() => writeFile(v1, "THAWED"));
-      if (Date.now() > deadline) throw new Error(`cgroup ${cgroupPath} did not reach ${want}`);
+    while ((await layout.state()) !== want) {
+      if (Date.now() > deadline && frozen) {
+        // a freeze that did not complete is undone; false tells the caller to pause another way
+        await writeFile(layout.control, layout.thaw);
+        return false;
+      }
+      if (Date.now() > deadline) throw new Error(`cgroup ${cgroupPath} did not thaw`);
       await new Promise((r) => setTimeout(r, 1));
     }
     return true;
   }
-  if (
-    await writeFile(v2, frozen ? "1" : "0").then(
-      () => true,
-      () => false,
-    )
-  ) {
-    const events = join(root, cgroupPath, "cgroup.events");
-    const want = `frozen ${frozen ? 1 : 0}`;
-    while (!(await readFile(events, "utf8")).split("\n").includes(want)) {
-      if (Date.now() > deadline && frozen) return giveUp(() => writeFile(v2, "0"));
-      if (Date.now() > deadline) throw new Error(`cgroup ${cgroupPath} did not reach '${want}'`);
-      await new Promise((r) => setTimeout(r, 1));
-    }
-    return true;
-  }
-  return false;
-}
-
-/** A freeze that did not complete is undone; false tells the caller to pause another way. */
-async function giveUp(thaw: () => Promise<void>): Promise<false> {
-  await thaw();
   return false;
 }
 
 /** Whether the container's cgroup is frozen (false when there is no such cgroup). */
 export async function isFrozen(cgroupPath: string, root = "/sys/fs/cgroup"): Promise<boolean> {
-  const v1 = await readFile(join(root, "freezer", cgroupPath, "freezer.state"), "utf8").catch(
-    () => undefined,
-  );
-  if (v1 !== undefined) return v1.trim() !== "THAWED";
-  const v2 = await readFile(join(root, cgroupPath, "cgroup.events"), "utf8").catch(() => "");
-  return v2.split("\n").includes("frozen 1");
+  for (const layout of layouts(root, cgroupPath)) {
+    const state = await layout.state().catch(() => undefined);
+    if (state !== undefined) return state !== "THAWED";
+  }
+  return false;
+}
+
+interface FreezerLayout {
+  /** The file a freeze or thaw is written to, and what is written. */
+  control: string;
+  freeze: string;
+  thaw: string;
+  /** v1's own words; v2 knows only frozen or not. */
+  state(): Promise<"FROZEN" | "FREEZING" | "THAWED">;
+}
+
+/** cgroup v1 (also the hybrid layout of these hosts) first, then v2. */
+function layouts(root: string, cgroupPath: string): FreezerLayout[] {
+  const v1 = join(root, "freezer", cgroupPath, "freezer.state");
+  const v2 = join(root, cgroupPath);
+  return [
+    {
+      control: v1,
+      freeze: "FROZEN",
+      thaw: "THAWED",
+      state: async () => (await readFile(v1, "utf8")).trim() as "FROZEN" | "FREEZING" | "THAWED",
+    },
+    {
+      control: join(v2, "cgroup.freeze"),
+      freeze: "1",
+      thaw: "0",
+      state: async () =>
+        (await readFile(join(v2, "cgroup.events"), "utf8")).split("\n").includes("frozen 1")
+          ? "FROZEN"
+          : "THAWED",
+    },
+  ];
 }

@@ -5,6 +5,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { Sandbox } from "e2b";
+import { counterPassed, readCounter, startCounter } from "../helpers/counter.js";
 import { pointE2bClient, startTestPlatform, type TestPlatform } from "../helpers/platform.js";
 
 /** Resident memory (kB) of the host processes that make up a sandbox (gVisor's sandbox and gofer). */
@@ -42,23 +43,11 @@ describe("checkpoint on runsc", () => {
   it("checkpoints a sandbox that served traffic and resumes it with its processes", async () => {
     sandbox = await Sandbox.create({ timeoutMs: 120_000 });
     const sb = sandbox;
-    const counter = "/tmp/counter";
-    const read = async () => Number((await sb.files.read(counter).catch(() => "0")).trim());
-    const advanced = async (from: number) => {
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const now = await read();
-        if (now > from || Date.now() > deadline) return now;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    };
+    const read = () => readCounter(sb);
+    const advanced = (from: number) => counterPassed(sb, from);
 
     await sb.files.write("/home/user/kept.txt", "kept across a checkpoint");
-    await sb.commands.run(`i=0; while true; do i=$((i+1)); echo $i > ${counter}; sleep 0.1; done`, {
-      background: true,
-      // The client would end a background command after its default 60 s.
-      timeoutMs: 0,
-    });
+    await startCounter(sb);
     expect((await sb.commands.run("echo traffic")).stdout).toBe("traffic\n");
     expect(await sb.files.read("/home/user/kept.txt")).toBe("kept across a checkpoint");
     const before = await advanced(0);

@@ -3,6 +3,7 @@
  * E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY exactly as a user would.
  */
 import { Sandbox } from "e2b";
+import { counterPassed, startCounter } from "../helpers/counter.js";
 import { pointE2bClient, startTestPlatform, type TestPlatform } from "../helpers/platform.js";
 
 describe.each(["runc", "runsc"] as const)("public e2b client on %s", (runtime) => {
@@ -55,23 +56,10 @@ describe.each(["runc", "runsc"] as const)("public e2b client on %s", (runtime) =
 
   it("pauses and resumes: frozen keeps processes, a filesystem-only pause keeps files", async () => {
     const sandbox = await Sandbox.create({ timeoutMs: 120_000 });
-    const counter = "/tmp/counter";
-    const read = async () => Number((await sandbox.files.read(counter).catch(() => "0")).trim());
-    const advanced = async (from: number) => {
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const now = await read();
-        if (now > from || Date.now() > deadline) return now;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    };
+    const advanced = (from: number) => counterPassed(sandbox, from);
     try {
       await sandbox.files.write("/home/user/kept.txt", "kept");
-      await sandbox.commands.run(`i=0; while true; do i=$((i+1)); echo $i > ${counter}; sleep 0.1; done`, {
-        background: true,
-        // The client would end a background command after its default 60 s.
-        timeoutMs: 0,
-      });
+      await startCounter(sandbox);
       const before = await advanced(0);
 
       expect(await sandbox.pause()).toBe(true);

@@ -6,10 +6,8 @@
  * the caller asks for files only) the snapshot keeps files and says so.
  */
 import { Sandbox } from "e2b";
+import { counterPassed, readCounter, startCounter } from "../helpers/counter.js";
 import { pointE2bClient, startTestPlatform, type TestPlatform } from "../helpers/platform.js";
-
-const COUNTER = "/tmp/counter";
-const LOOP = `i=0; while true; do i=$((i+1)); echo $i > ${COUNTER}; sleep 0.1; done`;
 
 describe("memory snapshots on runsc", () => {
   let t: TestPlatform;
@@ -26,30 +24,14 @@ describe("memory snapshots on runsc", () => {
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   }
 
-  /** The counter's value; `echo $i > file` truncates first, so an empty read is read again. */
-  async function count(sb: Sandbox): Promise<number> {
-    for (let i = 0; ; i++) {
-      const text = (await sb.files.read(COUNTER).catch(() => "")).trim();
-      if (text !== "" || i >= 20) return Number(text || "0");
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-
-  /** Waits until the counter passes `from`; returns the value seen. */
-  async function advanced(sb: Sandbox, from: number): Promise<number> {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const now = await count(sb);
-      if (now > from || Date.now() > deadline) return now;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  const count = (sb: Sandbox) => readCounter(sb);
+  const advanced = (sb: Sandbox, from: number) => counterPassed(sb, from);
 
   async function counting(): Promise<Sandbox> {
     const sb = await Sandbox.create({ timeoutMs: 180_000 });
     made.push(sb);
     await sb.files.write("/home/user/before.txt", "written before the snapshot");
-    await sb.commands.run(LOOP, { background: true, timeoutMs: 0 });
+    await startCounter(sb);
     await advanced(sb, 5);
     return sb;
   }

@@ -11,6 +11,7 @@ import { Sandbox } from "e2b";
 import { createRuntime } from "../../src/runtime/create-runtime.js";
 import { setFrozen } from "../../src/runtime/freezer.js";
 import { containerCgroup } from "../../src/runtime/oci-spec.js";
+import { counterPassed, readCounter, startCounter } from "../helpers/counter.js";
 import { pointE2bClient, TEST_DATA_DIR } from "../helpers/platform.js";
 
 const X_BIN = path.resolve(__dirname, "../../../cli/bin/x.mjs");
@@ -197,16 +198,10 @@ describe("x serve restart", () => {
   });
 
   it("adopts running and paused sandboxes of both runtimes after a SIGKILL, and leaves nothing behind", async () => {
+    // on the sandbox's own disk (not /tmp): what a platform restart must keep
     const counter = "/home/user/counter";
-    const readCounter = async (s: Sandbox) => Number((await s.files.read(counter)).trim() || "0");
-    const advanced = async (s: Sandbox, from: number) => {
-      const deadline = Date.now() + 15_000;
-      for (;;) {
-        const now = await readCounter(s).catch(() => from);
-        if (now > from || Date.now() > deadline) return now;
-        await sleep(100);
-      }
-    };
+    const advanced = (s: Sandbox, from: number) =>
+      counterPassed(s, from, { file: counter, timeoutMs: 15_000 });
 
     // two sandboxes per runtime: one stays running, one is paused (frozen)
     const ids: Record<string, { runtime: Runtime; paused: boolean; count: number }> = {};
@@ -218,11 +213,7 @@ describe("x serve restart", () => {
         const id = created.body.sandboxID as string;
         const sandbox = await Sandbox.connect(id);
         await sandbox.files.write("/home/user/kept.txt", `kept by ${id}`);
-        await sandbox.commands.run(`i=0; while true; do i=$((i+1)); echo $i > ${counter}; sleep 0.1; done`, {
-          background: true,
-          // envd kills a command at its timeout (60 s by default), background ones too
-          timeoutMs: 0,
-        });
+        await startCounter(sandbox, counter);
         const count = await advanced(sandbox, 0);
         expect(count).toBeGreaterThan(0);
         if (paused) expect((await api("POST", `/sandboxes/${id}/pause`)).status).toBe(204);
@@ -286,7 +277,7 @@ describe("x serve restart", () => {
       // connect resumes the paused ones; the frozen counter then goes on from where it stopped
       const sandbox = await Sandbox.connect(id);
       expect(await sandbox.files.read("/home/user/kept.txt")).toBe(`kept by ${id}`);
-      const now = await readCounter(sandbox);
+      const now = await readCounter(sandbox, counter);
       expect(now).toBeGreaterThanOrEqual(s.count);
       const later = await advanced(sandbox, now);
       if (later <= now) {
