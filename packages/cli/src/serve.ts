@@ -20,6 +20,13 @@ ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUN
   --deep-pause-after S
                       a sandbox frozen this many seconds is checkpointed (gVisor) or stopped
                       to free its memory (X_DEEP_PAUSE_AFTER, default ${DEFAULTS.deepPauseAfterMs / 1000})
+  --allow-internal CIDR[,CIDR…]
+                      private IPv4 ranges sandboxes with internet may reach (a package mirror,
+                      say); all other private, loopback, link-local and CGNAT addresses are
+                      refused (X_ALLOW_INTERNAL, default none)
+  --dns-upstream IP[:PORT][,…]
+                      resolvers the sandboxes' DNS service forwards to; "none" refuses every
+                      query (X_DNS_UPSTREAM, default this host's resolv.conf)
   --demo              once ready, create a sandbox, run a command in it and show the output
 `;
 
@@ -37,6 +44,8 @@ export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boo
       "network-cidr": { type: "string" },
       "pool-size": { type: "string" },
       "deep-pause-after": { type: "string" },
+      "allow-internal": { type: "string" },
+      "dns-upstream": { type: "string" },
       demo: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -59,6 +68,14 @@ export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boo
   const deepPause = values["deep-pause-after"] ?? env.X_DEEP_PAUSE_AFTER;
   if (deepPause !== undefined && !/^\d+$/.test(deepPause))
     throw new Error(`--deep-pause-after must be a whole number of seconds, got ${deepPause}`);
+  const list = (v: string | undefined) =>
+    v === undefined
+      ? undefined
+      : v
+          .split(",")
+          .map((x) => x.trim())
+          .filter(Boolean);
+  const dnsUpstream = values["dns-upstream"] ?? env.X_DNS_UPSTREAM;
   return {
     demo: values.demo ?? false,
     help: values.help ?? false,
@@ -74,6 +91,8 @@ export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boo
       networkCidr: values["network-cidr"] ?? env.X_NETWORK_CIDR ?? DEFAULTS.networkCidr,
       deepPauseAfterMs: deepPause === undefined ? DEFAULTS.deepPauseAfterMs : Number(deepPause) * 1000,
       warmPoolSize: poolSize === undefined ? DEFAULTS.warmPoolSize : Number(poolSize),
+      allowInternal: list(values["allow-internal"] ?? env.X_ALLOW_INTERNAL) ?? DEFAULTS.allowInternal,
+      dnsUpstreams: dnsUpstream === "none" ? [] : list(dnsUpstream),
       envdDir: envdBundleDir(),
     },
   };

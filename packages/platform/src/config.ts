@@ -25,6 +25,16 @@ export interface PlatformConfig {
   diskSizeMB: number;
   /** Ready sandboxes kept per template build and runtime, so create need not boot; 0 disables. */
   warmPoolSize: number;
+  /**
+   * Private IPv4 ranges (CIDRs) sandboxes with internet may reach, e.g. a package mirror on the
+   * operator's network. Every other private, loopback, link-local or CGNAT address is refused.
+   */
+  allowInternal: string[];
+  /**
+   * Resolvers the platform's DNS service for sandboxes forwards to (`IP` or `IP:PORT`); the
+   * host's own (resolv.conf) when unset, none (every query refused) when empty.
+   */
+  dnsUpstreams?: string[];
 }
 
 export const DEFAULTS: Omit<PlatformConfig, "envdDir"> = {
@@ -40,4 +50,5 @@ export const DEFAULTS: Omit<PlatformConfig, "envdDir"> = {
   maxTimeoutSeconds: 24 * 3600,
   diskSizeMB: 2048,
   warmPoolSize: 2,
+  allowInternal: [],
 };

@@ -13,6 +13,7 @@ import { templateRoutes } from "./api/routes/templates.js";
 import { createApiHandler, type Handler } from "./api/server.js";
 import type { PlatformConfig } from "./config.js";
 import { createLogger } from "./log.js";
+import { DnsForwarder, hostResolvers, parseUpstream } from "./network/dns-forwarder.js";
 import { createNetworkManager } from "./network/network-manager.js";
 import { withMetricsEndpoint } from "./observability/metrics-endpoint.js";
 import { createPlatformMetrics } from "./observability/platform-metrics.js";
@@ -89,7 +90,16 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
   const defaultRuntime = config.defaultRuntime ?? (runtimes.has("runsc") ? "runsc" : "runc");
   if (!runtimes.has(defaultRuntime)) throw new Error(`default runtime ${defaultRuntime} is not installed`);
 
-  const network = createNetworkManager({ prefix: config.networkPrefix, cidr: config.networkCidr });
+  const network = createNetworkManager({
+    prefix: config.networkPrefix,
+    cidr: config.networkCidr,
+    allowInternal: config.allowInternal,
+  });
+  const dns = new DnsForwarder({
+    upstreams: config.dnsUpstreams ? config.dnsUpstreams.map(parseUpstream) : await hostResolvers(),
+    log: createLogger("dns"),
+  });
+  const dnsPort = await dns.listen();
   const envdDir = await installEnvd(config.envdDir, config.dataDir);
   const host = new SandboxHost({ dataDir: config.dataDir, runtimes, network, envdDir, log });
   let proxy: ProxyServer | undefined;
@@ -115,7 +125,7 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
   // Leftovers first (the sweep drops the firewall table when nothing is kept), then the
   // firewall for the sandboxes to come.
   await network.sweep(orchestrator.knownIds());
-  await network.init();
+  await network.init({ dnsPort });
 
   const baseTemplateId = await ensureBaseTemplate({
     store,
@@ -245,6 +255,7 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
         await network.sweep();
       }
       orchestrator.detach();
+      await dns.close();
       await store.close();
     },
   };

@@ -1,6 +1,6 @@
 import { readdir } from "node:fs/promises";
 import { CommandError, command } from "../runtime/command.js";
-import { AddressPool, type SlotAddresses } from "./address-pool.js";
+import { AddressPool, intToIp, ipToInt, type SlotAddresses } from "./address-pool.js";
 import { Firewall } from "./firewall.js";
 
 export interface NetworkManagerOptions {
@@ -12,6 +12,11 @@ export interface NetworkManagerOptions {
   prefix?: string;
   /** Pool of /30s, default 10.200.0.0/16. */
   cidr?: string;
+  /**
+   * Internal IPv4 ranges (CIDRs) sandboxes with internet may reach although they are private,
+   * e.g. a package mirror. Everything else private, loopback, link-local or CGNAT is refused.
+   */
+  allowInternal?: readonly string[];
 }
 
 export interface SandboxNetwork extends SlotAddresses {
@@ -48,12 +53,19 @@ export class NetworkManager {
       throw new Error(`network prefix must be 1-6 lowercase letters or digits, got "${this.prefix}"`);
     }
     this.pool = new AddressPool(opts.cidr ?? "10.200.0.0/16");
-    this.firewall = new Firewall(`${this.prefix}_net`, `${this.prefix}h`);
+    this.firewall = new Firewall({
+      table: `${this.prefix}_net`,
+      hostIfPrefix: `${this.prefix}h`,
+      allowInternal: (opts.allowInternal ?? []).map(canonicalCidr),
+    });
   }
 
-  /** Installs the host firewall table; call once at startup, before create(). */
-  async init(): Promise<void> {
-    await this.firewall.install();
+  /**
+   * Installs the host firewall table; call once at startup, before create(). `dnsPort` is the
+   * host port of the platform's DNS service, where sandboxes' DNS queries are sent.
+   */
+  async init(opts: { dnsPort?: number } = {}): Promise<void> {
+    await this.firewall.install(opts.dnsPort);
   }
 
   async create(id: string, opts: CreateNetworkOptions): Promise<SandboxNetwork> {
@@ -219,6 +231,17 @@ export class NetworkManager {
 
 export function createNetworkManager(opts: NetworkManagerOptions = {}): NetworkManager {
   return new NetworkManager(opts);
+}
+
+/** An IPv4 CIDR (or address) as nftables takes it, its host bits cleared; throws on anything else. */
+export function canonicalCidr(text: string): string {
+  const [ip, len = "32", ...rest] = text.trim().split("/");
+  const prefix = Number(len);
+  if (!ip || rest.length > 0 || !/^\d{1,2}$/.test(len) || prefix > 32) {
+    throw new Error(`not an IPv4 CIDR: "${text}"`);
+  }
+  const mask = prefix === 0 ? 0 : (~0 << (32 - prefix)) >>> 0;
+  return `${intToIp((ipToInt(ip) & mask) >>> 0)}/${prefix}`;
 }
 
 function assertId(id: string): void {

@@ -536,6 +536,11 @@ export class Orchestrator {
     await this.lock.run(id, async () => {
       const row = await this.o.store.sandboxes.get(id);
       if (!row || row.state === "killed") throw new SandboxNotFound(id);
+      if (row.state !== "running") {
+        throw new SandboxStateConflict(
+          `sandbox ${id} is ${row.state}: resume it before changing its network`,
+        );
+      }
       await this.o.host.setInternet(id, allowed);
       await this.o.store.sandboxes.update(id, { allow_internet: allowed ? 1 : 0 });
       await this.o.store.events.record("sandbox.network_updated", {

@@ -12,7 +12,13 @@ import type {
   RuntimeName,
 } from "../runtime/container-runtime.js";
 import { isFrozen, setFrozen } from "../runtime/freezer.js";
-import { AGENT_ENVD_DIR, AGENT_NODE, containerCgroup, writeBundle } from "../runtime/oci-spec.js";
+import {
+  AGENT_ENVD_DIR,
+  AGENT_NODE,
+  containerCgroup,
+  writeBundle,
+  writeResolvConf,
+} from "../runtime/oci-spec.js";
 import { hostClosedAgent } from "../templates/envd-exec.js";
 
 export const ENVD_PORT = 49983;
@@ -114,7 +120,7 @@ export class SandboxHost {
     await mountOverlay({ lowers: spec.lowers, upperDir: p.upper, workDir: p.work, target: p.rootfs });
   }
 
-  private async prepareRootfs(spec: BootSpec): Promise<SandboxPaths> {
+  private async prepareRootfs(spec: BootSpec, nameserver?: string): Promise<SandboxPaths> {
     const p = this.paths(spec.id);
     await mkdir(p.dir, { recursive: true });
     await unmountOverlay(p.rootfs);
@@ -140,6 +146,7 @@ export class SandboxHost {
       memoryMB: spec.memoryMB,
       envdDir: this.o.envdDir,
       binds,
+      nameserver,
     });
     return p;
   }
@@ -167,7 +174,7 @@ export class SandboxHost {
   /** Boots the sandbox from its files and waits until envd answers. Returns its address. */
   async boot(spec: BootSpec): Promise<string> {
     const net = await this.freshNetwork(spec);
-    const p = await this.prepareRootfs(spec);
+    const p = await this.prepareRootfs(spec, net.hostIp);
     const runtime = this.runtime(spec.runtime);
     await runtime.run(await this.ref(spec.id), { bundleDir: p.bundle, consoleLog: p.consoleLog });
     await waitForEnvd(net.sandboxIp, 30_000);
@@ -276,6 +283,7 @@ export class SandboxHost {
     await this.pendingDelete(spec.id);
     const net = await this.freshNetwork(spec);
     const p = this.paths(spec.id);
+    await writeResolvConf(p.bundle, net.hostIp);
     const runtime = this.runtime(spec.runtime);
     if (!runtime.restore) throw new Error(`runtime ${spec.runtime} cannot restore memory images`);
     const ref = await this.ref(spec.id);

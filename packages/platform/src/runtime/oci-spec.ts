@@ -37,6 +37,8 @@ export interface SandboxSpecOptions {
   /** cgroup path (relative to each controller root), default `/x/<hostname>`. */
   cgroupsPath?: string;
   binds?: BindMount[];
+  /** The resolver the sandbox's /etc/resolv.conf names (the platform's DNS service on its gateway). */
+  nameserver?: string;
 }
 
 /** Docker's default capability set: enough for root inside to chown, bind low ports and run setuid sudo. */
@@ -184,9 +186,10 @@ function bind(source: string, destination: string, readonly: boolean) {
 }
 
 /**
- * Writes a bundle: config.json plus the sandbox's own /etc/hosts and /etc/hostname, bound over the
- * template's (tools such as sudo resolve the hostname and stall on DNS when it is missing).
- * The rootfs stays wherever `o.rootfs` points. Returns the spec written.
+ * Writes a bundle: config.json plus the sandbox's own /etc/hosts, /etc/hostname and
+ * /etc/resolv.conf, bound over the template's (tools such as sudo resolve the hostname and
+ * stall on DNS when it is missing; the template's resolver would be the host's, which
+ * sandboxes may not reach). The rootfs stays wherever `o.rootfs` points. Returns the spec written.
  */
 export async function writeBundle(bundleDir: string, o: SandboxSpecOptions): Promise<OciSpec> {
   await mkdir(bundleDir, { recursive: true });
@@ -194,16 +197,29 @@ export async function writeBundle(bundleDir: string, o: SandboxSpecOptions): Pro
   const hostname = join(bundleDir, "hostname");
   await writeFile(hosts, hostsFile(o.hostname));
   await writeFile(hostname, `${o.hostname}\n`);
+  const resolvConf = await writeResolvConf(bundleDir, o.nameserver);
   const spec = buildSpec({
     ...o,
     binds: [
       { source: hosts, destination: "/etc/hosts" },
       { source: hostname, destination: "/etc/hostname" },
+      { source: resolvConf, destination: "/etc/resolv.conf" },
       ...(o.binds ?? []),
     ],
   });
   await writeFile(join(bundleDir, "config.json"), JSON.stringify(spec, null, 2));
   return spec;
+}
+
+/**
+ * The sandbox's /etc/resolv.conf in its bundle; rewritten when the sandbox comes back on
+ * another network (a restore). Queries to any address on port 53 reach the platform's DNS
+ * service anyway: the firewall redirects them.
+ */
+export async function writeResolvConf(bundleDir: string, nameserver?: string): Promise<string> {
+  const file = join(bundleDir, "resolv.conf");
+  await writeFile(file, nameserver ? `nameserver ${nameserver}\noptions timeout:2 attempts:2\n` : "");
+  return file;
 }
 
 function hostsFile(hostname: string): string {

@@ -438,11 +438,14 @@ describe.each(DIALECTS)("sandbox API on %s", (dialect) => {
     expect((await put({ allow_internet_access: "no" })).status).toBe(400);
     expect((await api.request("PUT", `/sandboxes/${id}/network`)).status).toBe(400);
 
-    // a frozen sandbox keeps its network: the change applies at once, and after resume
+    // a paused sandbox's network is not changed (409, as the client expects); once resumed it is
     expect((await api.request("POST", `/sandboxes/${id}/pause`)).status).toBe(204);
-    expect((await put({ allow_internet_access: false })).status).toBe(204);
-    expect(await network.internetAllowed(net!)).toBe(false);
+    const paused = await put({ allow_internet_access: false });
+    expect(paused.status).toBe(409);
+    expect(paused.body).toMatchObject({ code: 409, message: expect.stringMatching(/paused/) });
+    expect(await network.internetAllowed(net!)).toBe(true);
     expect((await api.request("POST", `/v2/sandboxes/${id}/connect`, { body: {} })).status).toBe(201);
+    expect((await put({ allow_internet_access: false })).status).toBe(204);
     expect(await network.internetAllowed((await network.get(id))!)).toBe(false);
 
     // created without internet

@@ -29,7 +29,13 @@ export async function startTestPlatform(
     config?: Partial<
       Pick<
         PlatformConfig,
-        "maxSandboxesPerTeam" | "maxTimeoutSeconds" | "deepPauseAfterMs" | "warmPoolSize" | "diskSizeMB"
+        | "maxSandboxesPerTeam"
+        | "maxTimeoutSeconds"
+        | "deepPauseAfterMs"
+        | "warmPoolSize"
+        | "diskSizeMB"
+        | "allowInternal"
+        | "dnsUpstreams"
       >
     >;
   } = {},
@@ -52,6 +58,8 @@ export async function startTestPlatform(
     networkCidr: `10.${100 + n}.0.0/16`,
     // tests that measure the pool turn it on; the rest see cold creates
     warmPoolSize: 0,
+    // tests send traffic only to namespaces of their own: never to this host's resolvers
+    dnsUpstreams: [],
     ...opts.config,
   };
   const platform = await startPlatform(config);

@@ -1,8 +1,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
+import path from "node:path";
+import { DnsForwarder } from "../../src/network/dns-forwarder.js";
+import { ALWAYS_DENIED_IPV4 } from "../../src/network/firewall.js";
 import { createNetworkManager, type SandboxNetwork } from "../../src/network/network-manager.js";
 import { command } from "../../src/runtime/command.js";
-import { FakeOutside } from "./support/fake-outside.js";
+import { FakeInternet } from "../helpers/fake-internet.js";
+
+const FIXTURE_DIR = path.resolve(__dirname, "../fixtures");
+
 import { getJson, httpGet, waitFor } from "./support/http.js";
 import { ENVD_PORT, FIXTURES } from "./support/sandbox-harness.js";
 
@@ -10,8 +16,15 @@ import { ENVD_PORT, FIXTURES } from "./support/sandbox-harness.js";
 // sandboxes (the stand-in envd's /sh runs curl from inside). Needs root, iproute2 and nftables.
 
 const PREFIX = "xn";
-const network = createNetworkManager({ prefix: PREFIX, cidr: "10.252.0.0/16" });
-const outside = new FakeOutside(PREFIX, "10.253.255.0");
+const outside = new FakeInternet(PREFIX, 1, { "allowed.test": "198.51.100.74" });
+// the operator opens one internal range (a package mirror, say); the others stay closed
+const OPENED = outside.privateNets().rfc1918b;
+const network = createNetworkManager({
+  prefix: PREFIX,
+  cidr: "10.252.0.0/16",
+  allowInternal: [`${OPENED.split(".").slice(0, 3).join(".")}.0/24`],
+});
+const dns = new DnsForwarder({ upstreams: [{ host: outside.dnsIp, port: 53 }], log: () => undefined });
 const HOST_SERVICE_PORT = 18_081;
 const servers: ChildProcess[] = [];
 let hostService: Server;
@@ -31,14 +44,23 @@ async function serveIn(net: SandboxNetwork): Promise<void> {
   await waitFor(() => httpGet(`http://${net.sandboxIp}:${ENVD_PORT}/health`, 500), 5000);
 }
 
-function curlFrom(net: SandboxNetwork, url: string): Promise<ShResult> {
-  const q = new URLSearchParams({ cmd: `curl -sS -m 3 ${url}` });
+function shIn(net: SandboxNetwork, cmd: string): Promise<ShResult> {
+  const q = new URLSearchParams({ cmd });
   return getJson<ShResult>(`http://${net.sandboxIp}:${ENVD_PORT}/sh?${q}`, 10_000);
 }
 
+const curlFrom = (net: SandboxNetwork, url: string) => shIn(net, `curl -sS -m 3 ${url}`);
+
+/** Asks `server` for `name` from inside the sandbox's network, over UDP or TCP. */
+const resolveFrom = (net: SandboxNetwork, server: string, name: string, proto: "udp" | "tcp" = "udp") =>
+  shIn(
+    net,
+    `${process.execPath} ${FIXTURE_DIR}/dns-query.cjs ${require.resolve("dns-packet")} ${server} ${name} ${proto}`,
+  );
+
 beforeAll(async () => {
   await network.sweep();
-  await network.init();
+  await network.init({ dnsPort: await dns.listen() });
   await outside.start();
   hostService = createServer((_req, res) => res.end("host service")).listen(HOST_SERVICE_PORT, "0.0.0.0");
 }, 30_000);
@@ -47,6 +69,7 @@ afterAll(async () => {
   for (const s of servers) s.kill("SIGKILL");
   hostService?.close();
   await outside.stop();
+  await dns.close();
   await network.sweep();
 }, 30_000);
 
@@ -102,22 +125,67 @@ describe("sandbox networks", () => {
   }, 30_000);
 
   test("internet is off by default, on is masqueraded, and it toggles live", async () => {
+    const url = `http://${outside.publicIp(10)}/`;
+    const seen = `${outside.publicIp(10)} saw ${outside.hostIp}`;
     expect(await network.internetAllowed(a)).toBe(false);
-    expect(await curlFrom(a, outside.url)).toMatchObject({ code: 7 });
-    expect(await curlFrom(b, outside.url)).toMatchObject({
-      code: 0,
-      stdout: `outside saw ${outside.hostIp}`,
-    });
+    expect(await curlFrom(a, url)).toMatchObject({ code: 7 });
+    expect(await curlFrom(b, url)).toMatchObject({ code: 0, stdout: seen });
 
     await network.setInternet(a, true);
     await network.setInternet(a, true);
-    expect(await curlFrom(a, outside.url)).toMatchObject({
+    expect(await curlFrom(a, url)).toMatchObject({ code: 0, stdout: seen });
+    await network.setInternet(a, false);
+    await network.setInternet(a, false);
+    expect(await curlFrom(a, url)).toMatchObject({ code: 7 });
+  }, 30_000);
+
+  test("private, CGNAT and link-local destinations are refused even with internet, and never reached", async () => {
+    const { rfc1918b: _opened, ...closed } = outside.privateNets();
+    for (const [range, ip] of Object.entries(closed)) {
+      for (const url of [`http://${ip}/`, `telnet://${ip}:2222`]) {
+        const r = await curlFrom(b, url);
+        expect({ range, url, code: r.code, stderr: r.stderr }).toMatchObject({
+          code: 7,
+          stderr: expect.stringMatching(/Connection refused|Couldn't connect/),
+        });
+      }
+    }
+    const reached = (await outside.log()).filter((e) => Object.values(closed).includes(e.local ?? ""));
+    expect(reached).toEqual([]);
+    const ruleset = (await network.firewall.describe())?.replace(/\s+/g, " ");
+    expect(ruleset).toContain(`elements = { ${ALWAYS_DENIED_IPV4.join(", ")} }`);
+  }, 30_000);
+
+  test("an internal range the operator opened is reachable with internet, not without", async () => {
+    expect(await curlFrom(b, `http://${OPENED}/`)).toMatchObject({
       code: 0,
-      stdout: `outside saw ${outside.hostIp}`,
+      stdout: `${OPENED} saw ${outside.hostIp}`,
     });
-    await network.setInternet(a, false);
-    await network.setInternet(a, false);
-    expect(await curlFrom(a, outside.url)).toMatchObject({ code: 7 });
+    expect(await curlFrom(a, `http://${OPENED}/`)).toMatchObject({ code: 7 });
+  }, 30_000);
+
+  test("DNS to any address goes to the platform's resolver, and only with internet", async () => {
+    // an address of the fake internet where nothing answers DNS: only the redirect can answer
+    const nobody = outside.publicIp(40);
+    expect(await resolveFrom(b, nobody, "allowed.test")).toMatchObject({
+      code: 0,
+      stdout: "198.51.100.74\n",
+    });
+    expect(await resolveFrom(b, b.hostIp, "allowed.test")).toMatchObject({
+      code: 0,
+      stdout: "198.51.100.74\n",
+    });
+    expect(await resolveFrom(b, nobody, "allowed.test", "tcp")).toMatchObject({
+      code: 0,
+      stdout: "198.51.100.74\n",
+    });
+    expect(await resolveFrom(b, nobody, "missing.test")).toMatchObject({ code: 1, stdout: "NXDOMAIN\n" });
+    // the upstream saw the forwarder (the host), never the sandbox itself
+    const queries = (await outside.log()).filter((e) => e.kind.startsWith("dns"));
+    expect(queries.length).toBeGreaterThan(0);
+    expect(queries.every((q) => q.remote === outside.hostIp)).toBe(true);
+    // without internet, DNS is refused like everything else
+    expect(await resolveFrom(a, nobody, "allowed.test")).toMatchObject({ code: 2, stdout: "ECONNREFUSED\n" });
   }, 30_000);
 
   test("a restarted manager reads the allocation back from the kernel", async () => {

@@ -7,7 +7,7 @@ import { createNetworkManager } from "../../src/network/network-manager.js";
 import type { ContainerRuntime, RuntimeName } from "../../src/runtime/container-runtime.js";
 import { createRuntime } from "../../src/runtime/create-runtime.js";
 import { CHECKPOINT_IMAGE } from "../../src/runtime/runsc.js";
-import { FakeOutside } from "./support/fake-outside.js";
+import { FakeInternet } from "../helpers/fake-internet.js";
 import { getJson, httpGet, waitFor } from "./support/http.js";
 import { ENVD_PORT, SandboxHarness, type TestSandbox } from "./support/sandbox-harness.js";
 import { baseImage, runDir, uniqueId } from "./support/test-env.js";
@@ -16,7 +16,7 @@ import { baseImage, runDir, uniqueId } from "./support/test-env.js";
 // runc, runsc, debootstrap and tini (apt-get install runc runsc debootstrap tini nftables).
 
 const network = createNetworkManager({ prefix: "xt", cidr: "10.250.0.0/16" });
-const outside = new FakeOutside("xt", "10.251.255.0");
+const outside = new FakeInternet("xt", 2);
 const HOST_SERVICE_PORT = 18_080;
 let hostService: Server;
 const metrics: Record<string, Record<string, string>> = {};
@@ -134,12 +134,15 @@ describe.each<RuntimeName>(["runc", "runsc"])("%s sandbox", (name) => {
 
   test("outbound traffic is blocked by default and NATed when internet is on", async () => {
     // refused, not dropped: curl fails at once instead of waiting out its timeout
-    const probe = `curl -sS -m 3 ${outside.url}`;
+    const probe = `curl -sS -m 3 http://${outside.publicIp(10)}/`;
     expect(await sh(sb, probe)).toMatchObject({ code: 7, stderr: expect.stringMatching(/Couldn't connect/) });
     await network.setInternet(sb.net, true);
     try {
       // masqueraded: the outside host sees the host's address on its link, not the sandbox's
-      expect(await sh(sb, probe)).toMatchObject({ code: 0, stdout: `outside saw ${outside.hostIp}` });
+      expect(await sh(sb, probe)).toMatchObject({
+        code: 0,
+        stdout: `${outside.publicIp(10)} saw ${outside.hostIp}`,
+      });
     } finally {
       await network.setInternet(sb.net, false);
     }
