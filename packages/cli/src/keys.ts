@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { defaultTeam, openStore, presentKey, type Store } from "@x/platform";
+import { openStore, presentKey, type Store } from "@x/platform";
 import { type Io, processIo } from "./output/io.js";
 import { table } from "./output/table.js";
 import { STORE_HELP, STORE_OPTIONS, storeLocation } from "./store-location.js";
@@ -22,7 +22,7 @@ async function run(
   json: boolean,
   io: KeysIo,
 ): Promise<number> {
-  const team = await defaultTeam(store);
+  const team = await store.teams.defaultTeam();
   const print = (value: unknown, text: string) => io.out(json ? `${JSON.stringify(value, null, 2)}\n` : text);
   switch (command) {
     case "create": {
@@ -31,7 +31,7 @@ async function run(
         io.err("x keys create: give the key a NAME of 1 to 100 characters\n");
         return 2;
       }
-      const { key, row } = await store.teams.createKey(team.id, name);
+      const { key, apiKey: row } = await store.teams.createKey(team.id, name);
       print(
         { ...presentKey(row), key },
         `created key '${name}' (${row.id}) for team ${team.namespace}; it is shown only now:\n${key}\n`,
@@ -43,10 +43,7 @@ async function run(
       const header = ["ID", "NAME", "KEY", "CREATED", "LAST USED"];
       print(
         rows.map(presentKey),
-        table([
-          header,
-          ...rows.map((r) => [r.id, r.name, r.key_mask, r.created_at, r.last_used_at ?? "never"]),
-        ]),
+        table([header, ...rows.map((r) => [r.id, r.name, r.keyMask, r.createdAt, r.lastUsedAt ?? "never"])]),
       );
       return 0;
     }

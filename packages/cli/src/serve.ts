@@ -1,8 +1,18 @@
 import { parseArgs } from "node:util";
 import { createEnvdClient } from "@x/envd-client";
-import { DEFAULTS, type PlatformConfig, startPlatform } from "@x/platform";
+import {
+  createLogger,
+  DEFAULTS,
+  type ImageBuildProgress,
+  LOG_LEVELS,
+  type LogFormat,
+  type LogLevel,
+  type PlatformConfig,
+  startPlatform,
+} from "@x/platform";
 import { createPlatformClient } from "@x/platform-client";
 import { envdBundleDir } from "./envd-dir.js";
+import { createProgress } from "./output/progress.js";
 import { STORE_HELP, STORE_OPTIONS, storeLocation } from "./store-location.js";
 
 const HELP = `x serve: run the platform (API, proxy, orchestrator) in this process
@@ -27,10 +37,22 @@ ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUN
   --dns-upstream IP[:PORT][,…]
                       resolvers the sandboxes' DNS service forwards to; "none" refuses every
                       query (X_DNS_UPSTREAM, default this host's resolv.conf)
+  --log-level L       debug, info, warn, error or silent (X_LOG_LEVEL, default info)
+  --log-format F      pretty (readable lines, the default on a terminal) or json (the default
+                      otherwise) (X_LOG_FORMAT)
   --demo              once ready, create a sandbox, run a command in it and show the output
 `;
 
-export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boolean; help: boolean } {
+export interface ServeOptions {
+  config: PlatformConfig;
+  demo: boolean;
+  help: boolean;
+  logLevel: LogLevel;
+  /** Unset: pretty on a terminal, JSON otherwise. */
+  logFormat?: LogFormat;
+}
+
+export function serveConfig(argv: string[]): ServeOptions {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -46,6 +68,8 @@ export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boo
       "deep-pause-after": { type: "string" },
       "allow-internal": { type: "string" },
       "dns-upstream": { type: "string" },
+      "log-level": { type: "string" },
+      "log-format": { type: "string" },
       demo: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -76,7 +100,15 @@ export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boo
           .map((x) => x.trim())
           .filter(Boolean);
   const dnsUpstream = values["dns-upstream"] ?? env.X_DNS_UPSTREAM;
+  const logLevel = values["log-level"] ?? env.X_LOG_LEVEL ?? "info";
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
+    throw new Error(`--log-level must be one of ${LOG_LEVELS.join(", ")}, got ${logLevel}`);
+  const logFormat = values["log-format"] ?? env.X_LOG_FORMAT;
+  if (logFormat !== undefined && logFormat !== "json" && logFormat !== "pretty")
+    throw new Error(`--log-format must be json or pretty, got ${logFormat}`);
   return {
+    logLevel: logLevel as LogLevel,
+    logFormat,
     demo: values.demo ?? false,
     help: values.help ?? false,
     config: {
@@ -95,6 +127,19 @@ export function serveConfig(argv: string[]): { config: PlatformConfig; demo: boo
       dnsUpstreams: dnsUpstream === "none" ? [] : list(dnsUpstream),
       envdDir: envdBundleDir(),
     },
+  };
+}
+
+/**
+ * On a terminal with readable logs, the base image build (minutes, on the first start) is a
+ * progress bar; otherwise the platform logs it by phase.
+ */
+function baseImageBar(format: LogFormat | undefined): ((p: ImageBuildProgress) => void) | undefined {
+  if (!process.stderr.isTTY || format === "json") return undefined;
+  const progress = createProgress({ out: () => undefined, err: (t) => process.stderr.write(t), tty: true });
+  return (p) => {
+    progress.advance(`building the base image (${p.phase})`, p.done, p.total, p.line);
+    if (p.phase === "finalize" && p.line.startsWith("image ready")) progress.stop();
   };
 }
 
@@ -135,12 +180,13 @@ async function demo(apiUrl: string, proxyUrl: string, apiKey: string): Promise<v
 }
 
 export async function serve(argv: string[]): Promise<number> {
-  const { config, demo: runDemo, help } = serveConfig(argv);
+  const { config, demo: runDemo, help, logLevel, logFormat } = serveConfig(argv);
   if (help) {
     process.stdout.write(HELP);
     return 0;
   }
-  const platform = await startPlatform(config);
+  const log = createLogger({ level: logLevel, format: logFormat });
+  const platform = await startPlatform(config, { log, onBaseImageProgress: baseImageBar(logFormat) });
   // the bound ports (--port 0 picks free ones), at the address listened on when it is a single one
   const { host } = config;
   const shown = host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host;
@@ -163,11 +209,11 @@ export async function serve(argv: string[]): Promise<number> {
     await platform.warmPool.whenFull().catch(() => undefined);
     // A key of its own, revoked afterwards, so the demo works on every start.
     const team = await platform.defaultTeam();
-    const { key: demoKey, row } = await platform.store.teams.createKey(team.id, "demo");
+    const { key: demoKey, apiKey } = await platform.store.teams.createKey(team.id, "demo");
     try {
       await demo(apiUrl, proxyUrl, demoKey);
     } finally {
-      await platform.store.teams.revokeKey(team.id, row.id);
+      await platform.store.teams.revokeKey(team.id, apiKey.id);
     }
   }
   await new Promise<void>((resolve) => {

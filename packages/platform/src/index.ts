@@ -1,5 +1,13 @@
 export { presentKey } from "./api/routes/keys.js";
 export { DEFAULTS, type PlatformConfig } from "./config.js";
-export { ENVD_VERSION, PLATFORM_VERSION, type Platform, startPlatform } from "./platform.js";
-export { type ApiKeyRow, openStore, type Store, type Team } from "./store/index.js";
-export { defaultTeam } from "./teams.js";
+export { createLogger, LOG_LEVELS, type LogFormat, type Logger, type LogLevel } from "./lib/log.js";
+export type { ApiKey, Team } from "./model/team.js";
+export {
+  ENVD_VERSION,
+  PLATFORM_VERSION,
+  type Platform,
+  type PlatformHooks,
+  startPlatform,
+} from "./platform.js";
+export type { ImageBuildProgress } from "./rootfs/base-image.js";
+export { openStore, type Store } from "./store/index.js";

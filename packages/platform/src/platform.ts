@@ -1,32 +1,23 @@
 import { mkdir } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
-import { openapiDocument } from "@x/platform-client";
-import { createAuthenticator } from "./api/authenticate.js";
-import { OpenApiRouter } from "./api/openapi.js";
-import { keyRoutes } from "./api/routes/keys.js";
-import { sandboxLogsRoutes } from "./api/routes/sandbox-logs.js";
-import { sandboxMetricsRoutes } from "./api/routes/sandbox-metrics.js";
-import { sandboxRoutes } from "./api/routes/sandboxes.js";
-import { snapshotRoutes } from "./api/routes/snapshots.js";
-import { templateRoutes } from "./api/routes/templates.js";
-import { createApiHandler, type Handler } from "./api/server.js";
+import { installEnvd } from "./agent/install.js";
+import { createApi } from "./api/index.js";
 import type { PlatformConfig } from "./config.js";
-import { createLogger } from "./log.js";
+import { createLogger, type Logger } from "./lib/log.js";
+import type { Team } from "./model/team.js";
 import { DnsForwarder, hostResolvers, parseUpstream } from "./network/dns-forwarder.js";
 import { createNetworkManager } from "./network/network-manager.js";
 import { withMetricsEndpoint } from "./observability/metrics-endpoint.js";
+import { MetricsSampler } from "./observability/metrics-sampler.js";
 import { createPlatformMetrics } from "./observability/platform-metrics.js";
-import { installEnvd } from "./orchestrator/envd-install.js";
-import { MetricsSampler } from "./orchestrator/metrics.js";
 import { Orchestrator } from "./orchestrator/orchestrator.js";
-import { SandboxHost } from "./orchestrator/sandbox-host.js";
 import { WarmPool } from "./orchestrator/warm-pool.js";
 import { createProxyServer, type ProxyServer } from "./proxy/index.js";
-import type { ContainerRuntime, RuntimeName } from "./runtime/container-runtime.js";
-import { createRuntime } from "./runtime/create-runtime.js";
-import { openStore, type Store, type Team } from "./store/index.js";
-import { defaultTeam, userTeams } from "./teams.js";
+import type { ImageBuildProgress } from "./rootfs/base-image.js";
+import { availableRuntimes } from "./runtime/available.js";
+import { SandboxHost } from "./sandbox/sandbox-host.js";
+import { openStore, type Store } from "./store/index.js";
 import { ensureBaseTemplate } from "./templates/base-template.js";
 import { createBuildService } from "./templates/build-service.js";
 
@@ -54,20 +45,11 @@ export interface Platform {
   close(opts?: { destroy?: boolean }): Promise<void>;
 }
 
-async function availableRuntimes(dataDir: string): Promise<Map<RuntimeName, ContainerRuntime>> {
-  const runtimes = new Map<RuntimeName, ContainerRuntime>();
-  const problems: string[] = [];
-  for (const name of ["runsc", "runc"] as const) {
-    try {
-      runtimes.set(name, await createRuntime(name, { stateDir: path.join(dataDir, "runtime", name) }));
-    } catch (err) {
-      problems.push(err instanceof Error ? err.message : String(err));
-    }
-  }
-  if (runtimes.size === 0) {
-    throw new Error(`no sandbox runtime found: ${problems.join("; ")} (apt-get install runsc runc)`);
-  }
-  return runtimes;
+export interface PlatformHooks {
+  /** The root logger; a new one (pretty on a terminal, JSON otherwise) when unset. */
+  log?: Logger;
+  /** Progress of the base image build (minutes, on first start); logged by phase when unset. */
+  onBaseImageProgress?(p: ImageBuildProgress): void;
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<number> {
@@ -81,9 +63,24 @@ function listen(server: http.Server, port: number, host: string): Promise<number
   });
 }
 
-/** Starts store, orchestrator, API and proxy in this process: the embedded platform. */
-export async function startPlatform(config: PlatformConfig): Promise<Platform> {
-  const log = createLogger("platform");
+/** Logs a long build's progress by phase, with the share done, instead of every line. */
+function progressLogger(log: Logger): (p: ImageBuildProgress) => void {
+  let phase = "";
+  return (p) => {
+    log.debug({ phase: p.phase, line: p.line }, "base image build");
+    if (p.phase === phase) return;
+    phase = p.phase;
+    log.info({ phase: p.phase, percent: Math.floor((100 * p.done) / p.total) }, "building the base image");
+  };
+}
+
+/**
+ * Starts store, orchestrator, API and proxy in this process: the embedded platform. This
+ * function only wires the parts together and orders their start and stop.
+ */
+export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks = {}): Promise<Platform> {
+  const root = hooks.log ?? createLogger();
+  const log = root.child({ component: "platform" });
   await mkdir(config.dataDir, { recursive: true });
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const runtimes = await availableRuntimes(config.dataDir);
@@ -97,18 +94,24 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
   });
   const dns = new DnsForwarder({
     upstreams: config.dnsUpstreams ? config.dnsUpstreams.map(parseUpstream) : await hostResolvers(),
-    log: createLogger("dns"),
+    log: root.child({ component: "dns" }),
   });
   const dnsPort = await dns.listen();
   const envdDir = await installEnvd(config.envdDir, config.dataDir);
-  const host = new SandboxHost({ dataDir: config.dataDir, runtimes, network, envdDir, log });
+  const host = new SandboxHost({
+    dataDir: config.dataDir,
+    runtimes,
+    network,
+    envdDir,
+    log: root.child({ component: "sandbox" }),
+  });
   let proxy: ProxyServer | undefined;
   const warmPool = new WarmPool({
     size: config.warmPoolSize,
     host,
     // per network prefix: platforms sharing a data dir never touch each other's members
     recordDir: path.join(config.dataDir, "pool", config.networkPrefix),
-    log,
+    log: root.child({ component: "warm-pool" }),
   });
   const orchestrator = new Orchestrator({
     store,
@@ -117,7 +120,7 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
     dataDir: config.dataDir,
     defaultRuntime,
     deepPauseAfterMs: config.deepPauseAfterMs,
-    log,
+    log: root.child({ component: "orchestrator" }),
     onUnavailable: (id) => proxy?.closeSandboxConnections(id),
   });
   await orchestrator.adopt();
@@ -127,105 +130,72 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
   await network.sweep(orchestrator.knownIds());
   await network.init({ dnsPort });
 
-  const baseTemplateId = await ensureBaseTemplate({
+  const base = await ensureBaseTemplate({
     store,
     dataDir: config.dataDir,
     envdVersion: ENVD_VERSION,
     diskSizeMB: config.diskSizeMB,
-    onProgress: (p) => log("info", "building the base template", { phase: p.phase, line: p.line }),
+    onProgress: hooks.onBaseImageProgress ?? progressLogger(log),
   });
-
-  if (warmPool.enabled) {
-    const build = await store.templates.buildForTag(baseTemplateId);
-    if (build) orchestrator.keepWarm(baseTemplateId, build);
-  }
+  if (warmPool.enabled) orchestrator.keepWarm(base.template, base.build);
 
   const builds = await createBuildService({
     store,
     host,
     runtime: defaultRuntime,
     dataDir: config.dataDir,
-    log,
+    log: root.child({ component: "builder" }),
   });
+  const firstApiKey = await store.teams.ensureFirstTeam();
 
-  let firstApiKey: string | undefined;
-  if ((await userTeams(store)).length === 0) {
-    const team = await store.teams.createTeam("Default team", "default");
-    firstApiKey = (await store.teams.createKey(team.id, "first key")).key;
-  }
-
-  const sampler = new MetricsSampler({ store, paths: (id) => host.paths(id), log });
+  const sampler = new MetricsSampler({
+    store,
+    paths: (id) => host.paths(id),
+    log: root.child({ component: "metrics" }),
+  });
   sampler.start();
   const metrics = createPlatformMetrics({ store, proxy: () => proxy?.metrics });
-
-  const router = new OpenApiRouter(openapiDocument);
-  const handlers: Record<string, Handler> = {
-    getHealth: async () => ({ status: 200, body: { status: "ok", version: PLATFORM_VERSION } }),
-    ...keyRoutes(store),
-    ...sandboxRoutes({
-      store,
-      orchestrator,
-      domain: config.domain,
-      envdVersion: ENVD_VERSION,
-      maxSandboxesPerTeam: config.maxSandboxesPerTeam,
-      maxTimeoutSeconds: config.maxTimeoutSeconds,
-      availableRuntimes: [...runtimes.keys()],
-      observeCreate: metrics.observeSandboxCreate,
-    }),
-    ...sandboxMetricsRoutes({ store, sampler }),
-    ...sandboxLogsRoutes({ store, consoleLog: (id) => host.paths(id).consoleLog }),
-    ...templateRoutes({
-      ...builds,
-      store,
-      envdVersion: ENVD_VERSION,
-      diskSizeMB: config.diskSizeMB,
-      beforeDelete: (templateId) => warmPool.discardTemplate(templateId),
-    }),
-    ...snapshotRoutes({
-      store,
-      orchestrator,
-      layers: builds.layers,
-      domain: config.domain,
-      envdVersion: ENVD_VERSION,
-      maxSandboxesPerTeam: config.maxSandboxesPerTeam,
-      maxTimeoutSeconds: config.maxTimeoutSeconds,
-    }),
-  };
+  const apiLog = root.child({ component: "api" });
   const api = http.createServer(
     withMetricsEndpoint(
       metrics.registry,
-      createApiHandler({
-        router,
-        handlers,
-        authenticate: createAuthenticator(store, log),
-        log,
-        observe: metrics.observeApiRequest,
+      createApi({
+        store,
+        orchestrator,
+        builds,
+        sampler,
+        log: apiLog,
+        domain: config.domain,
+        envdVersion: ENVD_VERSION,
+        platformVersion: PLATFORM_VERSION,
+        maxSandboxesPerTeam: config.maxSandboxesPerTeam,
+        maxTimeoutSeconds: config.maxTimeoutSeconds,
+        diskSizeMB: config.diskSizeMB,
+        availableRuntimes: [...runtimes.keys()],
+        consoleLog: (id) => host.paths(id).consoleLog,
+        beforeTemplateDelete: (templateId) => warmPool.discardTemplate(templateId),
+        observeRequest: metrics.observeApiRequest,
+        observeCreate: metrics.observeSandboxCreate,
       }),
-      (err) => log("error", "metrics collection failed", { err: String(err) }),
+      (err) => apiLog.error({ err }, "metrics collection failed"),
     ),
   );
   api.keepAliveTimeout = 65_000;
   const apiPort = await listen(api, config.apiPort, config.host);
   proxy = createProxyServer({
     domain: config.domain,
-    log: createLogger("proxy"),
+    log: root.child({ component: "proxy" }),
     resolver: {
       resolve: (id) => orchestrator.route(id),
       resume: (id) => orchestrator.resumeOnTraffic(id),
-      // a signed /files URL names no sandbox: the one whose envd token signed it is meant
-      resolveSigned: async (matches) =>
-        (await store.sandboxes.live()).find(
-          (row) => row.state === "running" && matches(row.envd_access_token),
-        )?.id,
+      resolveSigned: async (matches) => orchestrator.signedBy(matches),
     },
   });
   await proxy.listen(config.proxyPort, config.host);
-  log("info", "platform ready", {
-    apiPort,
-    proxyPort: proxy.port,
-    runtimes: [...runtimes.keys()],
-    defaultRuntime,
-  });
+  log.info(
+    { apiPort, proxyPort: proxy.port, runtimes: [...runtimes.keys()], defaultRuntime },
+    "platform ready",
+  );
 
   return {
     config,
@@ -235,7 +205,7 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
     apiPort,
     proxyPort: proxy.port,
     firstApiKey,
-    defaultTeam: () => defaultTeam(store),
+    defaultTeam: () => store.teams.defaultTeam(),
     close: async (opts = {}) => {
       await Promise.all([new Promise<void>((resolve) => api.close(() => resolve())), proxy?.close()]);
       api.closeAllConnections();
@@ -244,10 +214,10 @@ export async function startPlatform(config: PlatformConfig): Promise<Platform> {
       // members are nobody's sandboxes: they never outlive the process that booted them
       await warmPool.close();
       if (opts.destroy) {
-        for (const row of await store.sandboxes.live()) {
+        for (const sandbox of await store.sandboxes.live()) {
           await orchestrator
-            .kill(row.id)
-            .catch((err) => log("warn", "kill on close failed", { id: row.id, err: String(err) }));
+            .kill(sandbox.id)
+            .catch((err) => log.warn({ sandboxId: sandbox.id, err }, "kill on close failed"));
         }
         await network.sweep();
       } else if ((await store.sandboxes.live()).length === 0) {

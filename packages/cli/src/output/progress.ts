@@ -1,14 +1,18 @@
+import cliProgress from "cli-progress";
 import type { Io } from "./io.js";
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 /**
- * A status line on stderr: on a terminal a spinner with the time taken, redrawn in place;
- * otherwise plain lines, one per change of status. `log` prints a line above it.
+ * A status line on stderr: on a terminal a spinner with the time taken, redrawn in place, or a
+ * progress bar once the work says how much of it there is; otherwise plain lines, one per
+ * change of status. `log` prints a line above it.
  */
 export interface Progress {
   /** `detail` (a step, say) is shown on a terminal only and does not count as a change. */
   status(text: string, detail?: string): void;
+  /** `done` of `total` units of `text`: a bar on a terminal (a status line otherwise). */
+  advance(text: string, done: number, total: number, detail?: string): void;
   log(line: string): void;
   /** Clears the status line. */
   stop(): void;
@@ -20,7 +24,10 @@ export function createProgress(io: Io): Progress {
   let shown = "";
   let frame = 0;
   let timer: NodeJS.Timeout | undefined;
+  let bar: cliProgress.SingleBar | undefined;
+  const stream = { write: (text: string) => io.err(text), isTTY: true } as unknown as NodeJS.WriteStream;
   const draw = () => {
+    if (bar) return;
     const seconds = Math.round((Date.now() - started) / 1000);
     io.err(`\r\x1b[K${FRAMES[frame++ % FRAMES.length]} ${current} (${seconds} s)`);
   };
@@ -37,6 +44,27 @@ export function createProgress(io: Io): Progress {
       } else if (text !== shown) io.err(`${text}\n`);
       shown = text;
     },
+    advance(text, done, total, detail) {
+      if (!io.tty) return this.status(text, detail);
+      if (!bar) {
+        clear();
+        bar = new cliProgress.SingleBar(
+          {
+            stream,
+            format: "{bar} {percentage}% | {text} | ETA {eta_formatted} {detail}",
+            barsize: 30,
+            hideCursor: true,
+            clearOnComplete: true,
+            etaBuffer: 50,
+            fps: 10,
+          },
+          cliProgress.Presets.shades_classic,
+        );
+        bar.start(total, done, { text, detail: detail ?? "" });
+      }
+      bar.setTotal(total);
+      bar.update(done, { text, detail: (detail ?? "").slice(0, 60) });
+    },
     log(line) {
       if (!io.tty) {
         io.err(`${line}\n`);
@@ -44,10 +72,13 @@ export function createProgress(io: Io): Progress {
       }
       clear();
       io.err(`${line}\n`);
-      draw();
+      if (bar) bar.render();
+      else draw();
     },
     stop() {
       if (timer) clearInterval(timer);
+      bar?.stop();
+      bar = undefined;
       if (io.tty) clear();
     },
   };

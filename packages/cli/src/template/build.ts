@@ -45,7 +45,10 @@ export async function buildTemplate(
     ...(o.skipCache ? { skipCache: true } : {}),
     onBuildLogs: (entry) => {
       progress.log(entry.message);
-      progress.status(`building ${o.name}`, entry.step ? `step ${entry.step}` : undefined);
+      // steps announce themselves as "[3/11] RUN …": a bar of steps where the count is known
+      const step = /^\[(\d+)\/(\d+)\]/.exec(entry.message);
+      if (step) progress.advance(`building ${o.name}`, Number(step[1]) - 1, Number(step[2]), entry.message);
+      else progress.status(`building ${o.name}`, entry.step ? `step ${entry.step}` : undefined);
     },
   });
   return {

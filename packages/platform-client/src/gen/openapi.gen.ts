@@ -2827,7 +2827,7 @@ export const openapiDocument: Record<string, unknown> = {
       },
       "NewSandboxV2": {
         "type": "object",
-        "description": "Sandbox creation request. The client may also send `iam` and\n`volumeMounts`; this server does not support them yet and answers 400\nwhen they are non-empty.\n",
+        "description": "Sandbox creation request. `iam` and `volumeMounts` are accepted on the\nwire; this server does not support them yet and answers 400 when they\nare non-empty.\n",
         "required": [
           "templateID"
         ],
@@ -2877,6 +2877,51 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "network": {
             "$ref": "#/components/schemas/SandboxNetworkConfig"
+          },
+          "volumeMounts": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/SandboxVolumeMount"
+            }
+          },
+          "iam": {
+            "$ref": "#/components/schemas/SandboxIam"
+          }
+        }
+      },
+      "SandboxVolumeMount": {
+        "type": "object",
+        "description": "A volume of the team, by name, mounted at an absolute path in the sandbox.",
+        "required": [
+          "name",
+          "path"
+        ],
+        "properties": {
+          "name": {
+            "type": "string"
+          },
+          "path": {
+            "type": "string"
+          }
+        }
+      },
+      "SandboxIam": {
+        "type": "object",
+        "description": "Workload identity tokens the sandbox's egress may carry (not supported here yet).",
+        "properties": {
+          "tokens": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "object",
+              "properties": {
+                "audience": {
+                  "type": "string"
+                },
+                "tokenType": {
+                  "type": "string"
+                }
+              }
+            }
           }
         }
       },

@@ -1051,9 +1051,9 @@ export interface components {
             timeout?: number;
         };
         /**
-         * @description Sandbox creation request. The client may also send `iam` and
-         *     `volumeMounts`; this server does not support them yet and answers 400
-         *     when they are non-empty.
+         * @description Sandbox creation request. `iam` and `volumeMounts` are accepted on the
+         *     wire; this server does not support them yet and answers 400 when they
+         *     are non-empty.
          */
         NewSandboxV2: {
             /** @description Outbound internet on (default) or off. */
@@ -1070,6 +1070,7 @@ export interface components {
             autoPauseMemory?: boolean;
             autoResume?: components["schemas"]["SandboxAutoResumeConfig"];
             envVars?: components["schemas"]["EnvVars"];
+            iam?: components["schemas"]["SandboxIam"];
             /** @description MCP gateway configuration (the client starts the gateway itself). */
             mcp?: {
                 [key: string]: unknown;
@@ -1085,6 +1086,7 @@ export interface components {
              * @default 300
              */
             timeout?: number;
+            volumeMounts?: components["schemas"]["SandboxVolumeMount"][];
         };
         /**
          * @description Sort direction.
@@ -1191,6 +1193,15 @@ export interface components {
         SandboxForkResult: {
             error?: components["schemas"]["Error"];
             sandbox?: components["schemas"]["Sandbox"];
+        };
+        /** @description Workload identity tokens the sandbox's egress may carry (not supported here yet). */
+        SandboxIam: {
+            tokens?: {
+                [key: string]: {
+                    audience?: string;
+                    tokenType?: string;
+                };
+            };
         };
         SandboxLifecycle: {
             /** @description Whether traffic to the paused sandbox resumes it. */
@@ -1351,6 +1362,11 @@ export interface components {
              * @description Seconds from now until the sandbox expires.
              */
             timeout: number;
+        };
+        /** @description A volume of the team, by name, mounted at an absolute path in the sandbox. */
+        SandboxVolumeMount: {
+            name: string;
+            path: string;
         };
         Snapshot: {
             kind?: components["schemas"]["SnapshotKind"];

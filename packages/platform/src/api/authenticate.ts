@@ -1,4 +1,6 @@
-import type { Store, Team } from "../store/index.js";
+import type { Logger } from "../lib/log.js";
+import type { Team } from "../model/team.js";
+import type { Store } from "../store/index.js";
 
 /** A key's `lastUsedAt` is written at most this often, not on every request. */
 const TOUCH_EVERY_MS = 60_000;
@@ -6,7 +8,7 @@ const TOUCH_EVERY_MS = 60_000;
 /** Resolves API keys to teams (revocation takes effect at once) and records when keys were used. */
 export function createAuthenticator(
   store: Store,
-  log: (level: "warn", msg: string, fields?: Record<string, unknown>) => void,
+  log: Logger,
 ): (apiKey: string) => Promise<Team | undefined> {
   const touched = new Map<string, number>();
   return async (apiKey) => {
@@ -17,7 +19,7 @@ export function createAuthenticator(
       touched.set(found.keyId, now);
       await store.teams
         .touchKey(found.keyId)
-        .catch((err: unknown) => log("warn", "cannot record API key use", { err: String(err) }));
+        .catch((err: unknown) => log.warn({ err }, "cannot record API key use"));
     }
     return found.team;
   };

@@ -1,19 +1,27 @@
-/** An error the API reports to the caller as `{code, message}` with that HTTP status. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-    this.name = "ApiError";
-  }
+import { DomainError, type ErrorCode } from "../model/errors.js";
+
+/** The one table from the domain's error codes to HTTP statuses. */
+const STATUS: Record<ErrorCode, number> = {
+  invalid: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  quota: 429,
+  unavailable: 503,
+};
+
+export interface HttpError {
+  status: number;
+  message: string;
+  headers: Record<string, string>;
 }
 
-export const badRequest = (message: string) => new ApiError(400, message);
-export const unauthorized = (message: string) => new ApiError(401, message);
-export const forbidden = (message: string) => new ApiError(403, message);
-export const notFound = (message: string) => new ApiError(404, message);
-export const conflict = (message: string) => new ApiError(409, message);
-export const tooMany = (message: string, retryAfterSeconds = 1) =>
-  new ApiError(429, message, { "Retry-After": String(retryAfterSeconds) });
+/** The HTTP answer to an error; undefined for one that is not the caller's to see (a 500). */
+export function httpErrorOf(err: unknown): HttpError | undefined {
+  if (!(err instanceof DomainError)) return undefined;
+  const headers: Record<string, string> =
+    err.retryAfterSeconds !== undefined ? { "Retry-After": String(err.retryAfterSeconds) } : {};
+  return { status: STATUS[err.code], message: err.message, headers };
+}

@@ -1,6 +1,6 @@
 import { Ajv, type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
-import { badRequest } from "./errors.js";
+import { invalid } from "../model/errors.js";
 
 /**
  * Routes and validators compiled from the OpenAPI document: the spec the clients are
@@ -191,7 +191,7 @@ function decodePathSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw badRequest(`path segment '${segment}' is not valid percent-encoding`);
+    throw invalid(`path segment '${segment}' is not valid percent-encoding`);
   }
 }
 

@@ -1,34 +1,16 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Team } from "../store/index.js";
-import { ApiError, unauthorized } from "./errors.js";
-import { describeErrors, gatherParams, type OpenApiRouter, type Operation } from "./openapi.js";
-
-/** What a handler gets: the validated request and the team that made it. */
-export interface ApiRequest {
-  op: Operation;
-  /** Undefined only for operations without security (`/health`, signed uploads). */
-  team: Team | undefined;
-  params: Record<string, unknown>;
-  body: unknown;
-  req: IncomingMessage;
-  res: ServerResponse;
-  url: URL;
-}
-
-export interface Reply {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
-
-/** A handler answers with a Reply, or with `undefined` when it wrote the response itself. */
-export type Handler = (request: ApiRequest) => Promise<Reply | undefined>;
+import type { Logger } from "../lib/log.js";
+import { invalid, tooLarge, unauthenticated } from "../model/errors.js";
+import type { Team } from "../model/team.js";
+import { httpErrorOf } from "./errors.js";
+import type { AnyHandler, ApiRequest, Handlers } from "./handler.js";
+import { describeErrors, gatherParams, type OpenApiRouter } from "./openapi.js";
 
 export interface ApiServerOptions {
   router: OpenApiRouter;
-  handlers: Partial<Record<string, Handler>>;
+  handlers: Handlers;
   authenticate(apiKey: string): Promise<Team | undefined>;
-  log(level: "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>): void;
+  log: Logger;
   observe?(op: string, status: number, seconds: number): void;
 }
 
@@ -41,7 +23,7 @@ function readJson(req: IncomingMessage): Promise<unknown> {
     req.on("data", (chunk: Buffer) => {
       size += chunk.length;
       if (size > MAX_JSON_BODY) {
-        reject(new ApiError(413, `request body larger than ${MAX_JSON_BODY} bytes`));
+        reject(tooLarge(`request body larger than ${MAX_JSON_BODY} bytes`));
         req.destroy();
         return;
       }
@@ -54,7 +36,7 @@ function readJson(req: IncomingMessage): Promise<unknown> {
       try {
         resolve(JSON.parse(text));
       } catch {
-        reject(new ApiError(400, "request body is not valid JSON"));
+        reject(invalid("request body is not valid JSON"));
       }
     });
   });
@@ -110,46 +92,51 @@ export function createApiHandler(
     seen.path = url.pathname;
     const match = router.match(req.method ?? "GET", url.pathname);
     if (match === "method-not-allowed")
-      throw new ApiError(405, `${req.method} is not allowed on ${url.pathname}`);
-    if (!match) throw new ApiError(404, `no such endpoint: ${req.method} ${url.pathname}`);
+      return sendError(res, 405, `${req.method} is not allowed on ${url.pathname}`);
+    if (!match) return sendError(res, 404, `no such endpoint: ${req.method} ${url.pathname}`);
     const { op, pathParams } = match;
     seen.op = op.id;
-    const handler = handlers[op.id];
-    if (!handler) throw new ApiError(501, `${op.id} is not available on this server`);
+    // the router knows only operations of the spec, and `Handlers` has one for each of them
+    const handler = handlers[op.id as keyof Handlers] as unknown as AnyHandler;
 
     let team: Team | undefined;
     if (op.authenticated) {
       const key = req.headers["x-api-key"];
       const apiKey = Array.isArray(key) ? key[0] : key;
-      if (!apiKey) throw unauthorized("missing API key: send it in the X-API-Key header");
+      if (!apiKey) throw unauthenticated("missing API key: send it in the X-API-Key header");
       team = await options.authenticate(apiKey);
-      if (!team) throw unauthorized("invalid API key");
+      if (!team) throw unauthenticated("invalid API key");
     }
 
     const params = gatherParams(op, pathParams, url.searchParams, req.headers);
     refuseNul(params, "parameter");
-    if (!op.validateParams(params)) throw new ApiError(400, describeErrors("parameter", op.validateParams));
+    if (!op.validateParams(params)) throw invalid(describeErrors("parameter", op.validateParams));
 
     let body: unknown;
     if (op.jsonBody) {
       body = await readJson(req);
-      if (body === undefined && op.bodyRequired) throw new ApiError(400, "request body is required");
+      if (body === undefined && op.bodyRequired) throw invalid("request body is required");
       refuseNul(body, "body");
       if (body !== undefined && op.validateBody && !op.validateBody(body)) {
-        throw new ApiError(400, describeErrors("body", op.validateBody));
+        throw invalid(describeErrors("body", op.validateBody));
       }
     }
 
-    const reply = await handler({ op, team, params, body, req, res, url });
+    const request = { op, team, params, body, req, res, url } as ApiRequest;
+    const reply = await handler(request);
     if (!reply) return;
     const validate = op.validateResponse.get(reply.status);
     if (validate && reply.body !== undefined && !validate(reply.body)) {
-      log("error", "response does not match the API schema", {
-        op: op.id,
-        status: reply.status,
-        problem: describeErrors("response", validate),
-      });
-      throw new ApiError(
+      log.error(
+        {
+          op: op.id,
+          status: reply.status,
+          problem: describeErrors("response", validate),
+        },
+        "response does not match the API schema",
+      );
+      return sendError(
+        res,
         500,
         `internal error: ${op.id} produced a response that does not match the API schema`,
       );
@@ -162,13 +149,17 @@ export function createApiHandler(
     const seen: { op?: string; path?: string } = {};
     handle(req, res, seen)
       .catch((err: unknown) => {
-        if (err instanceof ApiError) {
-          sendError(res, err.status, err.message, err.headers);
+        const known = httpErrorOf(err);
+        if (known) {
+          sendError(res, known.status, known.message, known.headers);
         } else {
-          log("error", "request failed", {
-            path: seen.path,
-            err: err instanceof Error ? err.stack : String(err),
-          });
+          log.error(
+            {
+              path: seen.path,
+              err,
+            },
+            "request failed",
+          );
           sendError(res, 500, "internal error");
         }
       })
@@ -192,7 +183,7 @@ function refuseNul(value: unknown, where: string): void {
   while (pending.length > 0) {
     const item = pending.pop();
     if (typeof item === "string") {
-      if (item.includes("\u0000")) throw new ApiError(400, `${where} must not contain NUL characters`);
+      if (item.includes("\u0000")) throw invalid(`${where} must not contain NUL characters`);
     } else if (Array.isArray(item)) {
       for (const child of item) pending.push(child);
     } else if (item && typeof item === "object") {
@@ -207,6 +198,6 @@ function parseUrl(target: string | undefined): URL {
   try {
     return new URL(`http://api${target?.startsWith("/") ? target : `/${target ?? ""}`}`);
   } catch {
-    throw new ApiError(400, "request target is not a valid URL path");
+    throw invalid("request target is not a valid URL path");
   }
 }

@@ -3,7 +3,7 @@ import dgram from "node:dgram";
 import { readFile } from "node:fs/promises";
 import net from "node:net";
 import dnsPacket from "dns-packet";
-import type { Logger } from "../log.js";
+import type { Logger } from "../lib/log.js";
 
 /** Where queries go: an IPv4 or IPv6 address, with a port (53 when absent). */
 export interface Upstream {
@@ -94,7 +94,7 @@ export class DnsForwarder {
           if (reply) udp.send(reply, rinfo.port, rinfo.address);
         });
       });
-      udp.on("error", (err) => this.o.log("warn", "DNS socket error", { err: err.message }));
+      udp.on("error", (err) => this.o.log.warn({ err }, "DNS socket error"));
       this.udp = udp;
       this.tcp = tcp;
       return bound;
@@ -125,10 +125,13 @@ export class DnsForwarder {
       try {
         return await (via === "udp" ? this.viaUdp(query, upstream) : this.viaTcp(query, upstream));
       } catch (err) {
-        this.o.log("debug", "DNS upstream failed", {
-          upstream: `${upstream.host}:${upstream.port}`,
-          err: err instanceof Error ? err.message : String(err),
-        });
+        this.o.log.debug(
+          {
+            upstream: `${upstream.host}:${upstream.port}`,
+            err: err instanceof Error ? err.message : String(err),
+          },
+          "DNS upstream failed",
+        );
       }
     }
     return errorReply(packet, "SERVFAIL");
@@ -140,7 +143,7 @@ export class DnsForwarder {
     if (!socket) {
       socket = dgram.createSocket(family === 6 ? "udp6" : "udp4");
       socket.on("message", (msg, rinfo) => this.fromUpstream(msg, rinfo));
-      socket.on("error", (err) => this.o.log("warn", "DNS upstream socket error", { err: err.message }));
+      socket.on("error", (err) => this.o.log.warn({ err }, "DNS upstream socket error"));
       this.upstreamUdp.set(family, socket);
     }
     const originalId = query.readUInt16BE(0);

@@ -1,4 +1,4 @@
-import { CommandError, command } from "../runtime/command.js";
+import { CommandError, command } from "../lib/command.js";
 
 /**
  * Destinations no sandbox may reach, whatever its own policy says: the host's and the

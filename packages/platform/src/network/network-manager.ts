@@ -1,5 +1,5 @@
 import { readdir } from "node:fs/promises";
-import { CommandError, command } from "../runtime/command.js";
+import { CommandError, command } from "../lib/command.js";
 import { AddressPool, intToIp, ipToInt, type SlotAddresses } from "./address-pool.js";
 import { Firewall } from "./firewall.js";
 

@@ -1,11 +1,22 @@
-import type { ProxyMetrics } from "../proxy/index.js";
 import type { Store } from "../store/index.js";
 import { Registry } from "./metrics.js";
+
+/** The sandbox proxy's live counters as these metrics read them (the proxy's `metrics`). */
+export interface ProxyCounters {
+  requests: number;
+  active: number;
+  upgrades: number;
+  resumes: number;
+  bytesFromClients: number;
+  bytesToClients: number;
+  responses: Record<number, number>;
+  errors: Record<string, number>;
+}
 
 export interface PlatformMetricsSources {
   store: Store;
   /** The proxy's live counters, once it runs. */
-  proxy(): Readonly<ProxyMetrics> | undefined;
+  proxy(): Readonly<ProxyCounters> | undefined;
 }
 
 export interface PlatformMetrics {

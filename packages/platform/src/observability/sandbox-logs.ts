@@ -1,5 +1,6 @@
 import { open } from "node:fs/promises";
-import type { SandboxRow, Store } from "../store/index.js";
+import type { Sandbox } from "../model/sandbox.js";
+import type { Store } from "../store/index.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -28,7 +29,7 @@ export interface SandboxLogQuery {
 
 export interface SandboxLogSources {
   store: Store;
-  sandbox: SandboxRow;
+  sandbox: Sandbox;
   /** The container's console: envd's structured stderr and the runtime's own lines. */
   consoleLog: string;
 }
@@ -128,7 +129,7 @@ export async function readSandboxLogs(
     fields: stringFields(e.data, { source: "platform", event: e.type }),
     line: JSON.stringify({ t: e.at, event: e.type, ...e.data }),
   }));
-  entries.push(...parseConsole(await readTail(sources.consoleLog, CONSOLE_TAIL_BYTES), sandbox.started_at));
+  entries.push(...parseConsole(await readTail(sources.consoleLog, CONSOLE_TAIL_BYTES), sandbox.startedAt));
 
   const minSeverity = query.minLevel ? SEVERITY[query.minLevel] : 0;
   const wanted = entries.filter((entry) => {

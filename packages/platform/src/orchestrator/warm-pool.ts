@@ -1,9 +1,10 @@
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { RuntimeName } from "../runtime/container-runtime.js";
-import { newSandboxId, newSecret } from "../store/ids.js";
-import { runCommand } from "../templates/envd-exec.js";
-import type { BootSpec, SandboxHost } from "./sandbox-host.js";
+import { runCommand } from "../agent/commands.js";
+import { newSandboxId, newSecret } from "../lib/ids.js";
+import type { Logger } from "../lib/log.js";
+import type { RuntimeName } from "../model/sandbox.js";
+import type { BootSpec, SandboxHost } from "../sandbox/sandbox-host.js";
 
 /** A booted sandbox nobody owns yet: envd answers with the pool's own token. */
 export interface PoolMember {
@@ -23,7 +24,7 @@ export interface WarmPoolOptions {
   recordDir: string;
   /** Most (build, runtime) pairs kept warm at once; the least recently used goes first. */
   maxPools?: number;
-  log(level: "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>): void;
+  log: Logger;
 }
 
 interface Pool {
@@ -140,9 +141,9 @@ export class WarmPool {
       try {
         const { id, runtime } = JSON.parse(await readFile(file, "utf8")) as PoolMember;
         await this.o.host.destroy({ id, runtime });
-        this.o.log("info", "removed a warm pool member left by a previous run", { sandboxId: id });
+        this.o.log.info({ sandboxId: id }, "removed a warm pool member left by a previous run");
       } catch (err) {
-        this.o.log("warn", "could not remove a leftover warm pool member", { file, err: String(err) });
+        this.o.log.warn({ file, err }, "could not remove a leftover warm pool member");
       }
       await rm(file, { force: true });
     }
@@ -206,7 +207,7 @@ export class WarmPool {
       await runCommand(target, { cmd: "exec /bin/bash -l -c true", user: spec.defaultUser });
     } catch (err) {
       pool.retryAtMs = Date.now() + RETRY_AFTER_MS;
-      this.o.log("warn", "warm pool member failed to boot", { buildId: pool.buildId, err: String(err) });
+      this.o.log.warn({ buildId: pool.buildId, err }, "warm pool member failed to boot");
       await this.destroy(member);
       return;
     }
@@ -217,19 +218,22 @@ export class WarmPool {
     pool.ready.push(member);
     for (const wake of this.waiters) wake();
     this.waiters.clear();
-    this.o.log("info", "warm pool member ready", {
-      sandboxId: member.id,
-      buildId: pool.buildId,
-      runtime: pool.runtime,
-      bootMs: Math.round(performance.now() - t0),
-      ready: pool.ready.length,
-    });
+    this.o.log.info(
+      {
+        sandboxId: member.id,
+        buildId: pool.buildId,
+        runtime: pool.runtime,
+        bootMs: Math.round(performance.now() - t0),
+        ready: pool.ready.length,
+      },
+      "warm pool member ready",
+    );
   }
 
   private async destroy(member: PoolMember): Promise<void> {
     await this.o.host
       .destroy(member)
-      .catch((err) => this.o.log("warn", "could not remove a warm pool member", { err: String(err) }));
+      .catch((err) => this.o.log.warn({ err }, "could not remove a warm pool member"));
     await this.forget(member.id);
   }
 

@@ -1,5 +1,6 @@
 import type http from "node:http";
 import type http2 from "node:http2";
+import type net from "node:net";
 
 /** Headers that describe one connection rather than the message (RFC 9110 7.6.1), never forwarded. */
 function isHopByHop(lower: string): boolean {
@@ -135,4 +136,10 @@ export function downstreamH2Headers(res: http.IncomingMessage): http2.OutgoingHt
     if (!isHopByHop(name) && !listed?.has(name)) out[name] = res.headers[name];
   }
   return out;
+}
+
+/** The client's address as forwarded headers carry it (IPv4-mapped IPv6 unwrapped). */
+export function clientAddress(socket: net.Socket | undefined): string {
+  const address = socket?.remoteAddress ?? "";
+  return address.startsWith("::ffff:") ? address.slice(7) : address;
 }

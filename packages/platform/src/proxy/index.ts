@@ -4,8 +4,6 @@ export type { ProxyTarget } from "./routing.js";
 export { ENVD_PORT, parseTarget } from "./routing.js";
 export type {
   ProxyErrorKind,
-  ProxyLogger,
-  ProxyLogLevel,
   ProxyMetrics,
   SandboxLocation,
   SandboxResolver,

@@ -18,9 +18,6 @@ export interface SandboxResolver {
   resolveSigned?(matches: (envdAccessToken: string) => boolean): Promise<string | undefined>;
 }
 
-export type ProxyLogLevel = "debug" | "info" | "warn" | "error";
-export type ProxyLogger = (level: ProxyLogLevel, msg: string, fields?: Record<string, unknown>) => void;
-
 /** Why the proxy answered with its own error or cut an exchange short. */
 export type ProxyErrorKind =
   | "no_route"

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
-import { copyFile, mkdir, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { command, commandLines, requireBinary } from "../runtime/command.js";
+import { command, commandLines, requireBinary } from "../lib/command.js";
 import { type AptMirrors, hostAptMirrors } from "./apt-mirror.js";
 
 /** Everything that decides an image's contents; its hash is the cache key. */
@@ -19,7 +19,13 @@ export type ImageBuildPhase = "debootstrap" | "packages" | "finalize";
 export interface ImageBuildProgress {
   phase: ImageBuildPhase;
   line: string;
+  /** Lines printed so far, of about `total` (what the last build of this image printed). */
+  done: number;
+  total: number;
 }
+
+/** Lines a first base image build prints (debootstrap, then apt), before any build was counted. */
+const EXPECTED_LINES = 2900;
 
 export interface ImageBuildOptions {
   /** Images live in `<dataDir>/images/<name>-<hash>/rootfs`. */
@@ -119,7 +125,12 @@ async function buildOnce(recipe: ImageRecipe, hash: string, opts: ImageBuildOpti
     `.tmp-${recipe.name}-${hash}-${process.pid}-${randomBytes(4).toString("hex")}`,
   );
   const tmpRoot = join(tmpDir, "rootfs");
-  const report = (phase: ImageBuildPhase) => (line: string) => opts.onProgress?.({ phase, line });
+  // how many lines the build prints is what the last one printed: the share done can be shown
+  const countFile = join(imagesDir, `${recipe.name}.lines`);
+  const total = Number(await readFile(countFile, "utf8").catch(() => "")) || EXPECTED_LINES;
+  let done = 0;
+  const report = (phase: ImageBuildPhase) => (line: string) =>
+    opts.onProgress?.({ phase, line, done: ++done, total: Math.max(total, done) });
   try {
     await mkdir(tmpDir);
     await commandLines(
@@ -149,6 +160,7 @@ async function buildOnce(recipe: ImageRecipe, hash: string, opts: ImageBuildOpti
       return { rootfs, hash, built: false };
     }
     finalize(`image ready at ${rootfs}`);
+    await writeFile(countFile, String(done));
     return { rootfs, hash, built: true };
   } catch (err) {
     await rm(tmpDir, { recursive: true, force: true });

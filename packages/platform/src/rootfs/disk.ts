@@ -1,6 +1,6 @@
 import { mkdir, rename, stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import { command } from "../runtime/command.js";
+import { command } from "../lib/command.js";
 import { isMountPoint, unmount } from "./mounts.js";
 
 /**

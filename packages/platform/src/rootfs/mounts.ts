@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { CommandError, command } from "../runtime/command.js";
+import { CommandError, command } from "../lib/command.js";
 
 export interface MountEntry {
   /** Absolute mount point. */

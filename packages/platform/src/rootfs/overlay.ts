@@ -1,6 +1,6 @@
 import { mkdir } from "node:fs/promises";
 import { dirname, relative, resolve, sep } from "node:path";
-import { command } from "../runtime/command.js";
+import { command } from "../lib/command.js";
 import { readMounts, unmount } from "./mounts.js";
 
 export interface OverlayOptions {

@@ -1,4 +1,6 @@
-export type RuntimeName = "runc" | "runsc";
+import type { RuntimeName } from "../model/sandbox.js";
+
+export type { RuntimeName };
 
 /** OCI states as runc and runsc report them. */
 export type ContainerStatus = "creating" | "created" | "running" | "paused" | "stopped";

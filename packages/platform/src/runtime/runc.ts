@@ -1,6 +1,6 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { CommandError, command, requireBinary } from "./command.js";
+import { CommandError, command, requireBinary } from "../lib/command.js";
 import type {
   ContainerRef,
   ContainerRuntime,

@@ -1,6 +1,6 @@
 import { access, mkdir, readdir, readFile, rm, rmdir } from "node:fs/promises";
 import { join } from "node:path";
-import { CommandError, command, requireBinary } from "./command.js";
+import { CommandError, command, requireBinary } from "../lib/command.js";
 import type {
   ContainerRef,
   ContainerRuntime,

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { mkdir, open, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { CommandError } from "./command.js";
+import { CommandError } from "../lib/command.js";
 
 /**
  * Runs a `run --detach`/`restore --detach` style command whose container inherits the command's

@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import { newTimeOrderedId, nowIso } from "./ids.js";
+import { newTimeOrderedId, nowIso } from "../lib/ids.js";
 import type { Database } from "./schema.js";
 
 export interface PlatformEvent {

@@ -7,9 +7,9 @@ import { TemplateStore } from "./templates.js";
 
 export type { Dialect } from "./db.js";
 export type { PlatformEvent } from "./events.js";
-export type * from "./schema.js";
-export type { ListedSnapshot } from "./snapshots.js";
-export { DEFAULT_TAG, parseTemplateRef, type TemplateRef } from "./templates.js";
+export type { SandboxChanges, SandboxListFilter } from "./sandboxes.js";
+export type { CreatedKey } from "./teams.js";
+export type { BuildChanges, NewBuild, TemplateTag } from "./templates.js";
 
 /** The platform's store: one database, one repository per concern. */
 export interface Store {

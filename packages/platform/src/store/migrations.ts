@@ -140,6 +140,16 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex("events_sandbox").on("events").columns(["sandbox_id", "id"]).execute();
     },
   },
+  // Columns written and never read: the runtime spec lives in `spec`, placement and a template's
+  // source sandbox were never used.
+  "0002-drop-unread-columns": {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable("builds").dropColumn("start_cmd").execute();
+      await db.schema.alterTable("builds").dropColumn("ready_cmd").execute();
+      await db.schema.alterTable("sandboxes").dropColumn("placement").execute();
+      await db.schema.alterTable("templates").dropColumn("from_sandbox_id").execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,35 +1,108 @@
 import type { Kysely } from "kysely";
-import { afterCursor } from "./paging.js";
-import type { Database, NewSandboxRow, SandboxRow, SandboxUpdate } from "./schema.js";
+import type { PauseKind, Sandbox, SandboxState } from "../model/sandbox.js";
+import { afterCursor, type KeysetCursor } from "./paging.js";
+import type { Database, SandboxesTable } from "./schema.js";
 
 export interface SandboxListFilter {
   teamId: string;
-  states?: SandboxRow["state"][];
+  states?: SandboxState[];
   metadata?: Record<string, string>;
   limit: number;
-  /** Cursor: started_at and id of the last row of the previous page. */
-  after?: { startedAt: string; id: string };
+  /** Cursor: start time and id of the last sandbox of the previous page. */
+  after?: KeysetCursor;
+}
+
+/** What changes in a sandbox's record over its life. */
+export interface SandboxChanges {
+  state?: SandboxState;
+  /** null clears it (on resume). */
+  pauseKind?: PauseKind | null;
+  endAt?: string;
+  allowInternet?: boolean;
+  killedAt?: string;
+}
+
+function decode(row: SandboxesTable): Sandbox {
+  return {
+    id: row.id,
+    teamId: row.team_id,
+    templateId: row.template_id,
+    buildId: row.build_id,
+    ...(row.alias ? { alias: row.alias } : {}),
+    state: row.state,
+    ...(row.pause_kind ? { pauseKind: row.pause_kind } : {}),
+    runtime: row.runtime,
+    startedAt: row.started_at,
+    endAt: row.end_at,
+    cpuCount: row.cpu_count,
+    memoryMB: row.memory_mb,
+    diskSizeMB: row.disk_size_mb,
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    envVars: JSON.parse(row.env_vars) as Record<string, string>,
+    envdAccessToken: row.envd_access_token,
+    allowInternet: row.allow_internet === 1,
+    autoPause: row.auto_pause === 1,
+    autoResume: row.auto_resume === 1,
+    ...(row.killed_at ? { killedAt: row.killed_at } : {}),
+  };
+}
+
+function encode(s: Sandbox): SandboxesTable {
+  return {
+    id: s.id,
+    team_id: s.teamId,
+    template_id: s.templateId,
+    build_id: s.buildId,
+    alias: s.alias ?? null,
+    state: s.state,
+    pause_kind: s.pauseKind ?? null,
+    runtime: s.runtime,
+    started_at: s.startedAt,
+    end_at: s.endAt,
+    cpu_count: s.cpuCount,
+    memory_mb: s.memoryMB,
+    disk_size_mb: s.diskSizeMB,
+    metadata: JSON.stringify(s.metadata),
+    env_vars: JSON.stringify(s.envVars),
+    envd_access_token: s.envdAccessToken,
+    allow_internet: s.allowInternet ? 1 : 0,
+    auto_pause: s.autoPause ? 1 : 0,
+    auto_resume: s.autoResume ? 1 : 0,
+    killed_at: s.killedAt ?? null,
+  };
+}
+
+function encodeChanges(c: SandboxChanges): Partial<SandboxesTable> {
+  return {
+    ...(c.state !== undefined ? { state: c.state } : {}),
+    ...(c.pauseKind !== undefined ? { pause_kind: c.pauseKind } : {}),
+    ...(c.endAt !== undefined ? { end_at: c.endAt } : {}),
+    ...(c.allowInternet !== undefined ? { allow_internet: c.allowInternet ? 1 : 0 } : {}),
+    ...(c.killedAt !== undefined ? { killed_at: c.killedAt } : {}),
+  };
 }
 
 /** Sandboxes as the platform knows them; the orchestrator keeps the live side. */
 export class SandboxStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async insert(row: NewSandboxRow): Promise<void> {
-    await this.db.insertInto("sandboxes").values(row).execute();
+  async insert(sandbox: Sandbox): Promise<void> {
+    await this.db.insertInto("sandboxes").values(encode(sandbox)).execute();
   }
 
-  async get(id: string): Promise<SandboxRow | undefined> {
-    return this.db.selectFrom("sandboxes").selectAll().where("id", "=", id).executeTakeFirst();
+  async get(id: string): Promise<Sandbox | undefined> {
+    const row = await this.db.selectFrom("sandboxes").selectAll().where("id", "=", id).executeTakeFirst();
+    return row && decode(row);
   }
 
-  async update(id: string, changes: SandboxUpdate): Promise<void> {
-    await this.db.updateTable("sandboxes").set(changes).where("id", "=", id).execute();
+  async update(id: string, changes: SandboxChanges): Promise<void> {
+    await this.db.updateTable("sandboxes").set(encodeChanges(changes)).where("id", "=", id).execute();
   }
 
   /** Sandboxes not killed, for the orchestrator to adopt after a restart. */
-  async live(): Promise<SandboxRow[]> {
-    return this.db.selectFrom("sandboxes").selectAll().where("state", "!=", "killed").execute();
+  async live(): Promise<Sandbox[]> {
+    const rows = await this.db.selectFrom("sandboxes").selectAll().where("state", "!=", "killed").execute();
+    return rows.map(decode);
   }
 
   async countLive(teamId: string): Promise<number> {
@@ -43,7 +116,7 @@ export class SandboxStore {
   }
 
   /** Sandboxes not killed, counted by state (for the platform's gauges). */
-  async countByState(): Promise<Partial<Record<SandboxRow["state"], number>>> {
+  async countByState(): Promise<Partial<Record<SandboxState, number>>> {
     const rows = await this.db
       .selectFrom("sandboxes")
       .select((eb) => ["state", eb.fn.countAll<string | number>().as("n")])
@@ -54,18 +127,18 @@ export class SandboxStore {
   }
 
   /** Newest first. Metadata is matched in memory: it is JSON text in both dialects. */
-  async list(filter: SandboxListFilter): Promise<SandboxRow[]> {
+  async list(filter: SandboxListFilter): Promise<Sandbox[]> {
     let q = this.db.selectFrom("sandboxes").selectAll().where("team_id", "=", filter.teamId);
     q = q.where("state", "in", filter.states?.length ? filter.states : ["running", "paused"]);
     const after = filter.after;
-    if (after) q = q.where(afterCursor("started_at", { time: after.startedAt, id: after.id }));
+    if (after) q = q.where(afterCursor("started_at", after));
     q = q.orderBy("started_at", "desc").orderBy("id");
     const wanted = Object.entries(filter.metadata ?? {});
-    if (wanted.length === 0) return q.limit(filter.limit).execute();
-    const out: SandboxRow[] = [];
+    if (wanted.length === 0) return (await q.limit(filter.limit).execute()).map(decode);
+    const out: Sandbox[] = [];
     for (const row of await q.execute()) {
-      const metadata = JSON.parse(row.metadata) as Record<string, string>;
-      if (wanted.every(([k, v]) => metadata[k] === v)) out.push(row);
+      const sandbox = decode(row);
+      if (wanted.every(([k, v]) => sandbox.metadata[k] === v)) out.push(sandbox);
       if (out.length === filter.limit) break;
     }
     return out;

@@ -1,5 +1,3 @@
-import type { Insertable, Selectable, Updateable } from "kysely";
-
 /**
  * Tables of the platform store. The same schema serves SQLite and PostgreSQL, so column types
  * stay portable: times are ISO-8601 UTC text (sortable as text), booleans are 0/1 integers,
@@ -46,8 +44,6 @@ export interface TemplatesTable {
   updated_at: string;
   last_spawned_at: string | null;
   spawn_count: number;
-  /** Set when the template was made from a sandbox snapshot. */
-  from_sandbox_id: string | null;
 }
 
 export interface TemplateAliasesTable {
@@ -72,10 +68,8 @@ export interface BuildsTable {
   envd_version: string;
   /** JSON: what to build (steps, start and ready commands, base). */
   spec: string;
-  /** JSON: layer ids from bottom to top once built. */
+  /** JSON: layers, topmost first, once built. */
   layers: string | null;
-  start_cmd: string | null;
-  ready_cmd: string | null;
   /** `files` for a filesystem build, `memory` when a checkpoint image is kept with it. */
   snapshot_kind: string | null;
 }
@@ -118,8 +112,6 @@ export interface SandboxesTable {
   allow_internet: number;
   auto_pause: number;
   auto_resume: number;
-  /** Host-side data the orchestrator needs to find the sandbox again (JSON). */
-  placement: string | null;
   killed_at: string | null;
 }
 
@@ -143,13 +135,4 @@ export interface EventsTable {
   data: string;
 }
 
-export type Team = Selectable<TeamsTable>;
-export type ApiKeyRow = Selectable<ApiKeysTable>;
-export type TemplateRow = Selectable<TemplatesTable>;
-export type BuildRow = Selectable<BuildsTable>;
-export type NewBuild = Insertable<BuildsTable>;
-export type BuildUpdate = Updateable<BuildsTable>;
-export type SandboxRow = Selectable<SandboxesTable>;
-export type NewSandboxRow = Insertable<SandboxesTable>;
-export type SandboxUpdate = Updateable<SandboxesTable>;
-export type SnapshotRow = Selectable<SnapshotsTable>;
+// Row types stay inside the store: every repository decodes them into the model's records.

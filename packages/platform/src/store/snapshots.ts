@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
-import { afterCursor } from "./paging.js";
-import type { Database, SnapshotRow } from "./schema.js";
+import type { ListedSnapshot, Snapshot } from "../model/snapshot.js";
+import { afterCursor, type KeysetCursor } from "./paging.js";
+import type { Database, SnapshotsTable } from "./schema.js";
 
 export interface SnapshotListFilter {
   teamId: string;
@@ -8,19 +9,35 @@ export interface SnapshotListFilter {
   templateId?: string;
   buildId?: string;
   limit: number;
-  /** Cursor: created_at and id of the last row of the previous page. */
-  after?: { createdAt: string; id: string };
+  /** Cursor: creation time and id of the last snapshot of the previous page. */
+  after?: KeysetCursor;
 }
 
-/** A snapshot with the tags that currently point at its build. */
-export type ListedSnapshot = SnapshotRow & { tags: string[] };
+const decode = (row: SnapshotsTable): Snapshot => ({
+  id: row.id,
+  teamId: row.team_id,
+  sandboxId: row.sandbox_id,
+  templateId: row.template_id,
+  buildId: row.build_id,
+  createdAt: row.created_at,
+});
 
 /** Snapshots taken of sandboxes: each one is a build of a snapshot template. */
 export class SnapshotStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async insert(row: SnapshotRow): Promise<void> {
-    await this.db.insertInto("snapshots").values(row).execute();
+  async insert(s: Snapshot): Promise<void> {
+    await this.db
+      .insertInto("snapshots")
+      .values({
+        id: s.id,
+        team_id: s.teamId,
+        sandbox_id: s.sandboxId,
+        template_id: s.templateId,
+        build_id: s.buildId,
+        created_at: s.createdAt,
+      })
+      .execute();
   }
 
   /**
@@ -44,7 +61,7 @@ export class SnapshotStore {
     if (filter.templateId) q = q.where("template_id", "=", filter.templateId);
     if (filter.buildId) q = q.where("build_id", "=", filter.buildId);
     const after = filter.after;
-    if (after) q = q.where(afterCursor("created_at", { time: after.createdAt, id: after.id }));
+    if (after) q = q.where(afterCursor("created_at", after));
     const rows = await q.orderBy("created_at", "desc").orderBy("id").limit(filter.limit).execute();
     if (rows.length === 0) return [];
     const tags = await this.db
@@ -57,6 +74,9 @@ export class SnapshotStore {
       )
       .orderBy("tag")
       .execute();
-    return rows.map((r) => ({ ...r, tags: tags.filter((t) => t.build_id === r.build_id).map((t) => t.tag) }));
+    return rows.map((r) => ({
+      ...decode(r),
+      tags: tags.filter((t) => t.build_id === r.build_id).map((t) => t.tag),
+    }));
   }
 }

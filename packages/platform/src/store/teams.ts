@@ -1,37 +1,75 @@
 import type { Kysely } from "kysely";
-import { hashSecret, newApiKey, newId, nowIso } from "./ids.js";
-import type { ApiKeyRow, Database, Team } from "./schema.js";
+import { hashSecret, newApiKey, newId, nowIso } from "../lib/ids.js";
+import { type ApiKey, SYSTEM_NAMESPACE, type Team } from "../model/team.js";
+import type { ApiKeysTable, Database, TeamsTable } from "./schema.js";
 
 export interface CreatedKey {
+  /** The key itself: shown once, never stored. */
   key: string;
-  row: ApiKeyRow;
+  apiKey: ApiKey;
 }
 
 function maskKey(key: string): string {
   return `${key.slice(0, 8)}...${key.slice(-4)}`;
 }
 
+const decodeTeam = (row: TeamsTable): Team => ({
+  id: row.id,
+  name: row.name,
+  namespace: row.namespace,
+  createdAt: row.created_at,
+});
+
+const decodeKey = (row: ApiKeysTable): ApiKey => ({
+  id: row.id,
+  teamId: row.team_id,
+  name: row.name,
+  keyMask: row.key_mask,
+  createdAt: row.created_at,
+  lastUsedAt: row.last_used_at,
+});
+
 /** Teams and their API keys. Keys are stored as sha256 hashes only. */
 export class TeamStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async createTeam(name: string, namespace: string): Promise<Team> {
-    const team: Team = { id: newId(), name, namespace, created_at: nowIso() };
-    await this.db.insertInto("teams").values(team).execute();
-    return team;
+    const row: TeamsTable = { id: newId(), name, namespace, created_at: nowIso() };
+    await this.db.insertInto("teams").values(row).execute();
+    return decodeTeam(row);
   }
 
   async listTeams(): Promise<Team[]> {
-    return this.db.selectFrom("teams").selectAll().orderBy("created_at").execute();
+    return (await this.db.selectFrom("teams").selectAll().orderBy("created_at").execute()).map(decodeTeam);
+  }
+
+  /** Teams of users: every team but the one owning the platform's own templates. */
+  async userTeams(): Promise<Team[]> {
+    return (await this.listTeams()).filter((t) => t.namespace !== SYSTEM_NAMESPACE);
+  }
+
+  /** The first user team, made on the platform's first start. */
+  async defaultTeam(): Promise<Team> {
+    const [team] = await this.userTeams();
+    if (!team) throw new Error("no team: start the platform once (x serve) to create the first one");
+    return team;
+  }
+
+  /** On the platform's first start: the first user team and its first key (returned, shown once). */
+  async ensureFirstTeam(): Promise<string | undefined> {
+    if ((await this.userTeams()).length > 0) return undefined;
+    const team = await this.createTeam("Default team", "default");
+    return (await this.createKey(team.id, "first key")).key;
   }
 
   async getTeam(id: string): Promise<Team | undefined> {
-    return this.db.selectFrom("teams").selectAll().where("id", "=", id).executeTakeFirst();
+    const row = await this.db.selectFrom("teams").selectAll().where("id", "=", id).executeTakeFirst();
+    return row && decodeTeam(row);
   }
 
   async createKey(teamId: string, name: string): Promise<CreatedKey> {
     const key = newApiKey();
-    const row: ApiKeyRow = {
+    const row: ApiKeysTable = {
       id: newId(),
       team_id: teamId,
       name,
@@ -41,16 +79,17 @@ export class TeamStore {
       last_used_at: null,
     };
     await this.db.insertInto("api_keys").values(row).execute();
-    return { key, row };
+    return { key, apiKey: decodeKey(row) };
   }
 
-  async listKeys(teamId: string): Promise<ApiKeyRow[]> {
-    return this.db
+  async listKeys(teamId: string): Promise<ApiKey[]> {
+    const rows = await this.db
       .selectFrom("api_keys")
       .selectAll()
       .where("team_id", "=", teamId)
       .orderBy("created_at")
       .execute();
+    return rows.map(decodeKey);
   }
 
   /** Deletes a key of the team; false when the team has no such key. */
@@ -73,7 +112,7 @@ export class TeamStore {
       .executeTakeFirst();
     if (!row) return undefined;
     const { key_id, ...team } = row;
-    return { team, keyId: key_id };
+    return { team: decodeTeam(team), keyId: key_id };
   }
 
   async touchKey(keyId: string): Promise<void> {

@@ -1,44 +1,83 @@
 import { type Kysely, sql } from "kysely";
-import { newBuildId, newTemplateId, nowIso } from "./ids.js";
-import { afterCursor } from "./paging.js";
-import type { BuildRow, BuildUpdate, Database, NewBuild, Team, TemplateRow } from "./schema.js";
+import { newBuildId, newTemplateId, nowIso } from "../lib/ids.js";
+import type { Team } from "../model/team.js";
+import {
+  type Build,
+  type BuildLogEntry,
+  type BuildSpec,
+  type BuildStatus,
+  DEFAULT_TAG,
+  type Template,
+  type TemplateRef,
+} from "../model/template.js";
+import { afterCursor, type KeysetCursor } from "./paging.js";
+import type { BuildLogsTable, BuildsTable, Database, TemplatesTable } from "./schema.js";
 
-export const DEFAULT_TAG = "default";
+/** A new build: everything but what the store assigns. */
+export type NewBuild = Omit<Build, "id" | "createdAt" | "updatedAt"> & { id?: string };
 
-/** A parsed template reference: `id`, `alias`, `namespace/alias`, each optionally `:tag`. */
-export interface TemplateRef {
-  namespace?: string;
-  name: string;
-  tag?: string;
+/** What changes in a build while it is built. */
+export type BuildChanges = Partial<Pick<Build, "status" | "reason" | "finishedAt" | "layers" | "spec">>;
+
+export interface TemplateTag {
+  tag: string;
+  buildId: string;
+  createdAt: string;
 }
 
-export function parseTemplateRef(ref: string): TemplateRef {
-  const colon = ref.lastIndexOf(":");
-  const nameAndNs = colon > 0 ? ref.slice(0, colon) : ref;
-  const tag = colon > 0 ? ref.slice(colon + 1) : undefined;
-  const slash = nameAndNs.indexOf("/");
-  return slash > 0
-    ? { namespace: nameAndNs.slice(0, slash), name: nameAndNs.slice(slash + 1), tag }
-    : { name: nameAndNs, tag };
+const decodeTemplate = (row: TemplatesTable): Template => ({
+  id: row.id,
+  teamId: row.team_id,
+  public: row.public === 1,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+  lastSpawnedAt: row.last_spawned_at,
+  spawnCount: row.spawn_count,
+});
+
+function decodeBuild(row: BuildsTable): Build {
+  return {
+    id: row.id,
+    templateId: row.template_id,
+    status: row.status,
+    ...(row.reason ? { reason: JSON.parse(row.reason) as Build["reason"] } : {}),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    ...(row.finished_at ? { finishedAt: row.finished_at } : {}),
+    cpuCount: row.cpu_count,
+    memoryMB: row.memory_mb,
+    diskSizeMB: row.disk_size_mb,
+    envdVersion: row.envd_version,
+    spec: JSON.parse(row.spec) as BuildSpec,
+    layers: row.layers ? (JSON.parse(row.layers) as string[]) : [],
+    ...(row.snapshot_kind ? { snapshotKind: row.snapshot_kind as Build["snapshotKind"] } : {}),
+  };
 }
 
-export interface BuildLogRow {
-  timestamp: string;
-  level: string;
-  message: string;
-  step: string | null;
+function encodeBuildChanges(c: BuildChanges): Partial<BuildsTable> {
+  return {
+    ...(c.status !== undefined ? { status: c.status } : {}),
+    ...(c.reason !== undefined ? { reason: JSON.stringify(c.reason) } : {}),
+    ...(c.finishedAt !== undefined ? { finished_at: c.finishedAt } : {}),
+    ...(c.layers !== undefined ? { layers: JSON.stringify(c.layers) } : {}),
+    ...(c.spec !== undefined ? { spec: JSON.stringify(c.spec) } : {}),
+  };
 }
+
+const decodeLog = (row: Pick<BuildLogsTable, "timestamp" | "level" | "message" | "step">): BuildLogEntry => ({
+  timestamp: row.timestamp,
+  level: row.level,
+  message: row.message,
+  ...(row.step ? { step: row.step } : {}),
+});
 
 /** Templates, their names (aliases), builds, build logs and tags. */
 export class TemplateStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async createTemplate(
-    teamId: string,
-    opts: { public?: boolean; fromSandboxId?: string } = {},
-  ): Promise<TemplateRow> {
+  async createTemplate(teamId: string, opts: { public?: boolean } = {}): Promise<Template> {
     const now = nowIso();
-    const row: TemplateRow = {
+    const row: TemplatesTable = {
       id: newTemplateId(),
       team_id: teamId,
       public: opts.public ? 1 : 0,
@@ -46,14 +85,14 @@ export class TemplateStore {
       updated_at: now,
       last_spawned_at: null,
       spawn_count: 0,
-      from_sandbox_id: opts.fromSandboxId ?? null,
     };
     await this.db.insertInto("templates").values(row).execute();
-    return row;
+    return decodeTemplate(row);
   }
 
-  async getTemplate(id: string): Promise<TemplateRow | undefined> {
-    return this.db.selectFrom("templates").selectAll().where("id", "=", id).executeTakeFirst();
+  async getTemplate(id: string): Promise<Template | undefined> {
+    const row = await this.db.selectFrom("templates").selectAll().where("id", "=", id).executeTakeFirst();
+    return row && decodeTemplate(row);
   }
 
   /**
@@ -62,16 +101,16 @@ export class TemplateStore {
    */
   async listTemplates(
     teamId: string,
-    opts: { includePublic?: boolean; limit?: number; after?: { createdAt: string; id: string } } = {},
-  ): Promise<TemplateRow[]> {
+    opts: { includePublic?: boolean; limit?: number; after?: KeysetCursor } = {},
+  ): Promise<Template[]> {
     let q = this.db.selectFrom("templates").selectAll();
     q = opts.includePublic
       ? q.where((eb) => eb.or([eb("team_id", "=", teamId), eb("public", "=", 1)]))
       : q.where("team_id", "=", teamId);
     const after = opts.after;
-    if (after) q = q.where(afterCursor("created_at", { time: after.createdAt, id: after.id }));
+    if (after) q = q.where(afterCursor("created_at", after));
     q = q.orderBy("created_at", "desc").orderBy("id");
-    return opts.limit === undefined ? q.execute() : q.limit(opts.limit).execute();
+    return (await (opts.limit === undefined ? q : q.limit(opts.limit)).execute()).map(decodeTemplate);
   }
 
   /** Sandboxes not yet killed that run from (or were paused from) the template. */
@@ -143,7 +182,7 @@ export class TemplateStore {
    * Finds the template a reference names, as the team sees it: its own `namespace/alias` or
    * alias, then a public template of that alias, then a template id.
    */
-  async resolveTemplate(ref: TemplateRef, team: Team): Promise<TemplateRow | undefined> {
+  async resolveTemplate(ref: TemplateRef, team: Team): Promise<Template | undefined> {
     if (ref.namespace) {
       const id = await this.aliasTarget(ref.namespace, ref.name);
       return id ? this.getTemplate(id) : undefined;
@@ -158,39 +197,50 @@ export class TemplateStore {
       .where("templates.public", "=", 1)
       .orderBy("templates.created_at")
       .executeTakeFirst();
-    return shared ?? this.getTemplate(ref.name);
+    return shared ? decodeTemplate(shared) : this.getTemplate(ref.name);
   }
 
-  async createBuild(
-    build: Omit<NewBuild, "id" | "created_at" | "updated_at"> & { id?: string },
-  ): Promise<BuildRow> {
+  async createBuild(build: NewBuild): Promise<Build> {
     const now = nowIso();
-    const row = { ...build, id: build.id ?? newBuildId(), created_at: now, updated_at: now } as BuildRow;
+    const row: BuildsTable = {
+      id: build.id ?? newBuildId(),
+      template_id: build.templateId,
+      status: build.status,
+      reason: build.reason ? JSON.stringify(build.reason) : null,
+      created_at: now,
+      updated_at: now,
+      finished_at: build.finishedAt ?? null,
+      cpu_count: build.cpuCount,
+      memory_mb: build.memoryMB,
+      disk_size_mb: build.diskSizeMB,
+      envd_version: build.envdVersion,
+      spec: JSON.stringify(build.spec),
+      layers: build.layers.length > 0 ? JSON.stringify(build.layers) : null,
+      snapshot_kind: build.snapshotKind ?? null,
+    };
     await this.db.insertInto("builds").values(row).execute();
-    return row;
+    return decodeBuild(row);
   }
 
-  async getBuild(id: string): Promise<BuildRow | undefined> {
-    return this.db.selectFrom("builds").selectAll().where("id", "=", id).executeTakeFirst();
+  async getBuild(id: string): Promise<Build | undefined> {
+    const row = await this.db.selectFrom("builds").selectAll().where("id", "=", id).executeTakeFirst();
+    return row && decodeBuild(row);
   }
 
-  async updateBuild(id: string, changes: BuildUpdate): Promise<void> {
+  async updateBuild(id: string, changes: BuildChanges): Promise<void> {
     await this.db
       .updateTable("builds")
-      .set({ ...changes, updated_at: nowIso() })
+      .set({ ...encodeBuildChanges(changes), updated_at: nowIso() })
       .where("id", "=", id)
       .execute();
   }
 
   /** Builds newest first; `after` is the cursor (created_at and id of the last row seen). */
-  async listBuilds(
-    templateId: string,
-    opts: { limit: number; after?: { createdAt: string; id: string } },
-  ): Promise<BuildRow[]> {
+  async listBuilds(templateId: string, opts: { limit: number; after?: KeysetCursor }): Promise<Build[]> {
     let q = this.db.selectFrom("builds").selectAll().where("template_id", "=", templateId);
     const after = opts.after;
-    if (after) q = q.where(afterCursor("created_at", { time: after.createdAt, id: after.id }));
-    return q.orderBy("created_at", "desc").orderBy("id").limit(opts.limit).execute();
+    if (after) q = q.where(afterCursor("created_at", after));
+    return (await q.orderBy("created_at", "desc").orderBy("id").limit(opts.limit).execute()).map(decodeBuild);
   }
 
   async countBuilds(templateId: string): Promise<number> {
@@ -203,7 +253,7 @@ export class TemplateStore {
   }
 
   /** The build a tag points at, or for `default`/no tag the newest ready build. */
-  async buildForTag(templateId: string, tag = DEFAULT_TAG): Promise<BuildRow | undefined> {
+  async buildForTag(templateId: string, tag = DEFAULT_TAG): Promise<Build | undefined> {
     const tagged = await this.db
       .selectFrom("template_tags")
       .innerJoin("builds", "builds.id", "template_tags.build_id")
@@ -211,7 +261,7 @@ export class TemplateStore {
       .where("template_tags.template_id", "=", templateId)
       .where("template_tags.tag", "=", tag)
       .executeTakeFirst();
-    if (tagged || tag !== DEFAULT_TAG) return tagged;
+    if (tagged || tag !== DEFAULT_TAG) return tagged && decodeBuild(tagged);
     return this.latestBuild(templateId, "ready");
   }
 
@@ -247,10 +297,11 @@ export class TemplateStore {
     return new Set(rows.flatMap((r) => JSON.parse(r.layers ?? "[]") as string[]));
   }
 
-  async latestBuild(templateId: string, status?: BuildRow["status"]): Promise<BuildRow | undefined> {
+  async latestBuild(templateId: string, status?: BuildStatus): Promise<Build | undefined> {
     let q = this.db.selectFrom("builds").selectAll().where("template_id", "=", templateId);
     if (status) q = q.where("status", "=", status);
-    return q.orderBy("created_at", "desc").orderBy("id").executeTakeFirst();
+    const row = await q.orderBy("created_at", "desc").orderBy("id").executeTakeFirst();
+    return row && decodeBuild(row);
   }
 
   async setTags(templateId: string, buildId: string, tags: string[]): Promise<void> {
@@ -280,16 +331,17 @@ export class TemplateStore {
     return Number(result.numDeletedRows);
   }
 
-  async listTags(templateId: string): Promise<{ tag: string; build_id: string; created_at: string }[]> {
-    return this.db
+  async listTags(templateId: string): Promise<TemplateTag[]> {
+    const rows = await this.db
       .selectFrom("template_tags")
       .select(["tag", "build_id", "created_at"])
       .where("template_id", "=", templateId)
       .orderBy("tag")
       .execute();
+    return rows.map((r) => ({ tag: r.tag, buildId: r.build_id, createdAt: r.created_at }));
   }
 
-  async appendLogs(buildId: string, entries: BuildLogRow[]): Promise<void> {
+  async appendLogs(buildId: string, entries: BuildLogEntry[]): Promise<void> {
     if (entries.length === 0) return;
     await this.db.transaction().execute(async (trx) => {
       const last = await trx
@@ -300,7 +352,16 @@ export class TemplateStore {
       let seq = Number(last?.seq ?? -1);
       await trx
         .insertInto("build_logs")
-        .values(entries.map((e) => ({ build_id: buildId, seq: ++seq, ...e })))
+        .values(
+          entries.map((e) => ({
+            build_id: buildId,
+            seq: ++seq,
+            timestamp: e.timestamp,
+            level: e.level,
+            message: e.message,
+            step: e.step ?? null,
+          })),
+        )
         .execute();
     });
   }
@@ -309,18 +370,18 @@ export class TemplateStore {
   async logsByTime(
     buildId: string,
     opts: { from?: string; direction: "forward" | "backward"; limit: number },
-  ): Promise<BuildLogRow[]> {
+  ): Promise<BuildLogEntry[]> {
     let q = this.db
       .selectFrom("build_logs")
       .select(["timestamp", "level", "message", "step"])
       .where("build_id", "=", buildId);
     if (opts.from) q = q.where("timestamp", opts.direction === "forward" ? ">=" : "<=", opts.from);
     const order = opts.direction === "forward" ? "asc" : "desc";
-    return q.orderBy("seq", order).limit(opts.limit).execute();
+    return (await q.orderBy("seq", order).limit(opts.limit).execute()).map(decodeLog);
   }
 
-  async logs(buildId: string, offset: number, limit: number): Promise<BuildLogRow[]> {
-    return this.db
+  async logs(buildId: string, offset: number, limit: number): Promise<BuildLogEntry[]> {
+    const rows = await this.db
       .selectFrom("build_logs")
       .select(["timestamp", "level", "message", "step"])
       .where("build_id", "=", buildId)
@@ -328,5 +389,6 @@ export class TemplateStore {
       .orderBy("seq")
       .limit(limit)
       .execute();
+    return rows.map(decodeLog);
   }
 }

@@ -1,5 +1,5 @@
+import type { BuildLogEntry } from "../model/template.js";
 import type { Store } from "../store/index.js";
-import type { BuildLogRow } from "../store/templates.js";
 
 const FLUSH_MS = 100;
 const FLUSH_LINES = 200;
@@ -9,7 +9,7 @@ const FLUSH_LINES = 200;
  * build runs (status polling shows them within ~100 ms) and stay there afterwards.
  */
 export class BuildLog {
-  private pending: BuildLogRow[] = [];
+  private pending: BuildLogEntry[] = [];
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
 
@@ -20,7 +20,7 @@ export class BuildLog {
   ) {}
 
   write(level: "debug" | "info" | "warn" | "error", message: string, step?: string): void {
-    this.pending.push({ timestamp: new Date().toISOString(), level, message, step: step ?? null });
+    this.pending.push({ timestamp: new Date().toISOString(), level, message, ...(step ? { step } : {}) });
     if (this.pending.length >= FLUSH_LINES) this.flushSoon(0);
     else this.flushSoon(FLUSH_MS);
   }

@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
-import type { SandboxHost } from "../orchestrator/sandbox-host.js";
-import type { RuntimeName } from "../runtime/container-runtime.js";
-import { newSecret } from "../store/ids.js";
-import { type EnvdTarget, runCommand } from "./envd-exec.js";
+import { runCommand } from "../agent/commands.js";
+import type { EnvdTarget } from "../agent/envd-http.js";
+import { newSecret } from "../lib/ids.js";
+import type { RuntimeName } from "../model/sandbox.js";
+import type { SandboxHost } from "../sandbox/sandbox-host.js";
 
 export interface BuildSandboxSpec {
   host: SandboxHost;

@@ -1,8 +1,8 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import type { Logger } from "../log.js";
-import type { SandboxHost } from "../orchestrator/sandbox-host.js";
-import type { RuntimeName } from "../runtime/container-runtime.js";
+import type { Logger } from "../lib/log.js";
+import type { RuntimeName } from "../model/sandbox.js";
+import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { Store } from "../store/index.js";
 import { Builder } from "./builder.js";
 import { LayerStore } from "./layers.js";

@@ -1,63 +1,11 @@
-import type { RuntimeName } from "../runtime/container-runtime.js";
-import type { BuildRow } from "../store/index.js";
+import type { Schemas } from "@x/platform-client";
+import { DomainError } from "../model/errors.js";
 
-/**
- * What a sandbox of a build starts with, kept in the build's `spec` JSON (the orchestrator
- * reads it): default user and working directory, environment, start and ready commands.
- */
-export interface RuntimeSpec {
-  user: string;
-  workdir?: string;
-  envVars: Record<string, string>;
-  startCmd?: string;
-  readyCmd?: string;
-}
-
-/** What a memory snapshot's build keeps besides its layers (in its spec). */
-export interface MemoryImage {
-  /** The checkpoint image, relative to the data directory (stored beside the layers). */
-  image: string;
-  /** Runtime that wrote it; only that runtime restores it. */
-  runtime: RuntimeName;
-  /** The envd token in the image's memory: a restored sandbox is handed its own through it. */
-  accessToken: string;
-}
-
-/** The memory image of a memory snapshot's build; undefined for every other build. */
-export function memoryImageOf(build: Pick<BuildRow, "spec" | "snapshot_kind">): MemoryImage | undefined {
-  if (build.snapshot_kind !== "memory") return undefined;
-  return (JSON.parse(build.spec) as { memory?: MemoryImage }).memory;
-}
-
-export function runtimeSpecOf(build: Pick<BuildRow, "spec">): RuntimeSpec {
-  const spec = JSON.parse(build.spec) as Partial<RuntimeSpec>;
-  return {
-    user: spec.user ?? "user",
-    workdir: spec.workdir,
-    envVars: spec.envVars ?? {},
-    startCmd: spec.startCmd,
-    readyCmd: spec.readyCmd,
-  };
-}
-
-/** A step as the client sends it (`TemplateStep` of openapi.yaml). */
-export interface RawStep {
-  type: "RUN" | "COPY" | "ENV" | "WORKDIR" | "USER";
-  args?: string[];
-  force?: boolean;
-  filesHash?: string;
-}
+/** A step as the client sends it. */
+export type RawStep = Schemas["TemplateStep"];
 
 /** The body of `POST /v2/templates/{templateID}/builds/{buildID}`. */
-export interface BuildStartRequest {
-  fromImage?: string;
-  fromTemplate?: string;
-  fromImageRegistry?: unknown;
-  steps?: RawStep[];
-  startCmd?: string;
-  readyCmd?: string;
-  force?: boolean;
-}
+export type BuildStartRequest = Schemas["TemplateBuildStartV2"];
 
 export type Step = { force: boolean; raw: RawStep } & (
   | { type: "RUN"; cmd: string; user?: string }
@@ -68,12 +16,12 @@ export type Step = { force: boolean; raw: RawStep } & (
 );
 
 /** A build request that cannot be built; `step` is the 1-based step it is about, as the client expects. */
-export class InvalidBuild extends Error {
+export class InvalidBuild extends DomainError {
   constructor(
     message: string,
     readonly step?: string,
   ) {
-    super(message);
+    super("invalid", message);
     this.name = "InvalidBuild";
   }
 }

@@ -1,33 +1,29 @@
 import { chown, lstat, rm } from "node:fs/promises";
 import path from "node:path";
-import type { Logger } from "../log.js";
-import type { SandboxHost } from "../orchestrator/sandbox-host.js";
-import type { RuntimeName } from "../runtime/container-runtime.js";
-import type { BuildRow, Store, Team } from "../store/index.js";
+import { runCommand } from "../agent/commands.js";
+import { runStartCommand } from "../agent/start-command.js";
+import type { Logger } from "../lib/log.js";
+import type { RuntimeName } from "../model/sandbox.js";
+import type { Team } from "../model/team.js";
+import { type Build, type RuntimeSpec, runtimeSpecOf } from "../model/template.js";
+import type { SandboxHost } from "../sandbox/sandbox-host.js";
+import type { Store } from "../store/index.js";
 import { BuildLog } from "./build-log.js";
 import { withBuildSandbox } from "./build-sandbox.js";
-import {
-  type BuildStartRequest,
-  InvalidBuild,
-  type RuntimeSpec,
-  runtimeSpecOf,
-  type Step,
-} from "./build-spec.js";
+import { type BuildStartRequest, InvalidBuild, type Step } from "./build-spec.js";
 import { copyFromArchive } from "./copy-step.js";
-import { runCommand } from "./envd-exec.js";
 import { LayerStore } from "./layers.js";
 import { type ImageSource, importImage } from "./oci-import.js";
-import { runStartCommand } from "./start-command.js";
 import type { BuildUploads } from "./uploads.js";
 
 /** What a build starts from: a ready build of a template, or a local image. */
 export type BuildBase =
-  | { kind: "template"; name: string; build: BuildRow }
+  | { kind: "template"; name: string; build: Build }
   | Extract<ImageSource, { kind: "local" }>;
 
 export interface BuildJob {
   team: Team;
-  build: BuildRow;
+  build: Build;
   base: BuildBase;
   steps: Step[];
   request: BuildStartRequest;
@@ -120,7 +116,7 @@ export class Builder {
     const n = await this.o.store.templates.failUnfinishedBuilds(
       "the platform restarted while this build was queued or running",
     );
-    if (n > 0) this.o.log("warn", "marked interrupted builds as failed", { builds: n });
+    if (n > 0) this.o.log.warn({ builds: n }, "marked interrupted builds as failed");
   }
 
   /** Whether the build is queued or running here. */
@@ -149,7 +145,7 @@ export class Builder {
       const job = this.queue.shift()!;
       const abort = new AbortController();
       const done = this.run(job, abort.signal)
-        .catch((err) => this.o.log("error", "build crashed", { buildId: job.build.id, err: String(err) }))
+        .catch((err) => this.o.log.error({ buildId: job.build.id, err }, "build crashed"))
         .finally(() => {
           this.running.delete(job.build.id);
           this.pump();
@@ -161,8 +157,8 @@ export class Builder {
   private async fail(buildId: string, message: string, step: string): Promise<void> {
     await this.o.store.templates.updateBuild(buildId, {
       status: "error",
-      reason: JSON.stringify({ message, step }),
-      finished_at: new Date().toISOString(),
+      reason: { message, step },
+      finishedAt: new Date().toISOString(),
     });
   }
 
@@ -170,7 +166,7 @@ export class Builder {
     const { store } = this.o;
     const build = job.build;
     const log = new BuildLog(store, build.id, (err) =>
-      this.o.log("error", "could not write build logs", { buildId: build.id, err: String(err) }),
+      this.o.log.error({ buildId: build.id, err }, "could not write build logs"),
     );
     const started = Date.now();
     await store.templates.updateBuild(build.id, { status: "building" });
@@ -198,17 +194,15 @@ export class Builder {
         await this.checkStartCommand(run, runtime);
       }
       await store.templates.updateBuild(build.id, {
-        layers: JSON.stringify(ctx.layers),
-        spec: JSON.stringify({ ...runtime, request: job.request }),
-        start_cmd: runtime.startCmd ?? null,
-        ready_cmd: runtime.readyCmd ?? null,
+        layers: ctx.layers,
+        spec: { ...runtime, request: job.request },
       });
       // logs and tags before the status: a client that sees `ready` finds both in place
       log.info(`Build finished in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       await log.flush();
-      await store.templates.setTags(build.template_id, build.id, job.tags);
-      await store.templates.updateBuild(build.id, { status: "ready", finished_at: new Date().toISOString() });
-      await store.templates.updateTemplate(build.template_id, {});
+      await store.templates.setTags(build.templateId, build.id, job.tags);
+      await store.templates.updateBuild(build.id, { status: "ready", finishedAt: new Date().toISOString() });
+      await store.templates.updateTemplate(build.templateId, {});
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       const step =
@@ -216,7 +210,7 @@ export class Builder {
       log.write("error", `Build failed: ${message}`, step);
       await log.flush();
       // the layers of the steps that did succeed stay cache entries; recorded, they go with the template
-      if (run) await store.templates.updateBuild(build.id, { layers: JSON.stringify(run.ctx.layers) });
+      if (run) await store.templates.updateBuild(build.id, { layers: run.ctx.layers });
       await this.fail(build.id, message, step);
     }
   }
@@ -226,7 +220,7 @@ export class Builder {
     if (job.base.kind === "template") {
       const parent = job.base.build;
       const spec = runtimeSpecOf(parent);
-      const layers = JSON.parse(parent.layers ?? "[]") as string[];
+      const layers = parent.layers;
       log.info(`FROM template ${job.base.name} (build ${parent.id})`, "base");
       const ctx = { user: spec.user, workdir: spec.workdir, envVars: spec.envVars };
       return {
@@ -341,8 +335,8 @@ export class Builder {
       host: this.o.host,
       runtime: this.o.runtime,
       lowers: run.ctx.layers.map((l) => this.o.layers.abs(l)),
-      cpuCount: run.job.build.cpu_count,
-      memoryMB: run.job.build.memory_mb,
+      cpuCount: run.job.build.cpuCount,
+      memoryMB: run.job.build.memoryMB,
       user: run.ctx.user,
       workdir: run.ctx.workdir,
     };

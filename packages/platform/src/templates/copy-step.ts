@@ -13,7 +13,7 @@ import {
   utimes,
 } from "node:fs/promises";
 import path from "node:path";
-import { command } from "../runtime/command.js";
+import { command } from "../lib/command.js";
 import type { RootfsView } from "./rootfs-view.js";
 
 export interface CopyOptions {

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { access, mkdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
+import { command } from "../lib/command.js";
 import { mountOverlay, unmountOverlay } from "../rootfs/overlay.js";
-import { command } from "../runtime/command.js";
 import { RootfsView } from "./rootfs-view.js";
 
 const LAYERS = "layers";

@@ -1,9 +1,11 @@
-import { DEFAULT_TAG } from "../store/index.js";
+import { DomainError } from "../model/errors.js";
+import { DEFAULT_TAG, type Template } from "../model/template.js";
+import type { Store } from "../store/index.js";
 
 /** A name or tag a caller sent that cannot be used; the API answers 400 with the message. */
-export class InvalidName extends Error {
+export class InvalidName extends DomainError {
   constructor(message: string) {
-    super(message);
+    super("invalid", message);
     this.name = "InvalidName";
   }
 }
@@ -72,4 +74,32 @@ export function fullName(namespace: string, alias: string): string {
 
 export function withTag(name: string, tag: string | undefined): string {
   return `${name}:${tag ?? DEFAULT_TAG}`;
+}
+
+/**
+ * The template `namespace/alias` names, created for `teamId` when there is none. Two requests
+ * naming a new template at once both end up with the same one: the loser of the race for the
+ * name drops the template it made and joins the winner's.
+ */
+export async function templateNamed(
+  store: Store,
+  teamId: string,
+  name: { namespace: string; alias: string },
+): Promise<Template> {
+  const existing = await templateOfName(store, name);
+  if (existing) return existing;
+  const created = await store.templates.createTemplate(teamId);
+  if (await store.templates.addAlias(name.namespace, name.alias, created.id)) return created;
+  await store.templates.deleteTemplate(created.id);
+  const winner = await templateOfName(store, name);
+  if (!winner) throw new Error(`template name ${fullName(name.namespace, name.alias)} vanished while taken`);
+  return winner;
+}
+
+async function templateOfName(
+  store: Store,
+  name: { namespace: string; alias: string },
+): Promise<Template | undefined> {
+  const id = await store.templates.aliasTarget(name.namespace, name.alias);
+  return id ? store.templates.getTemplate(id) : undefined;
 }

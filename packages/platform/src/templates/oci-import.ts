@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { realpath, rm } from "node:fs/promises";
 import path from "node:path";
-import { command, requireBinary } from "../runtime/command.js";
+import { command, requireBinary } from "../lib/command.js";
 import { InvalidBuild } from "./build-spec.js";
 import { LayerStore } from "./layers.js";
 import { RootfsView } from "./rootfs-view.js";

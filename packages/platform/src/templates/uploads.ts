@@ -4,13 +4,14 @@ import { access, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { DomainError } from "../model/errors.js";
 
 /** How long an upload link stays valid. */
 const LINK_TTL_SECONDS = 3600;
 
-export class UploadTooLarge extends Error {
+export class UploadTooLarge extends DomainError {
   constructor(readonly maxBytes: number) {
-    super(`upload larger than ${maxBytes} bytes`);
+    super("too_large", `upload larger than ${maxBytes} bytes: split the files over several COPY steps`);
     this.name = "UploadTooLarge";
   }
 }

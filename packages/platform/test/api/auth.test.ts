@@ -5,7 +5,7 @@
  */
 import { openapiDocument } from "@x/platform-client";
 import { OpenApiRouter } from "../../src/api/openapi.js";
-import { parseTemplateRef } from "../../src/store/index.js";
+import { parseTemplateRef } from "../../src/model/template.js";
 import { DIALECTS } from "../helpers/stores.js";
 import { type ApiPlatform, startApiPlatform } from "./support.js";
 
@@ -111,13 +111,13 @@ describe.each(DIALECTS)("API keys and auth on %s", (dialect) => {
     const base = await store.templates.resolveTemplate(parseTemplateRef("base"), team!);
     const {
       id: _id,
-      created_at: _c,
-      updated_at: _u,
+      createdAt: _c,
+      updatedAt: _u,
       ...buildFields
     } = (await store.templates.buildForTag(base!.id))!;
     const priv = await store.templates.createTemplate(team!.id, { public: false });
     await store.templates.addAlias("default", "secret", priv.id);
-    const build = await store.templates.createBuild({ ...buildFields, template_id: priv.id });
+    const build = await store.templates.createBuild({ ...buildFields, templateId: priv.id });
     await store.templates.setTags(priv.id, build.id, ["default"]);
 
     const forbidden: Array<[string, string, unknown?]> = [

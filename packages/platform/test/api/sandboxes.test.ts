@@ -3,8 +3,9 @@
  * on SQLite and on PostgreSQL: happy paths, error statuses, and a second team that must not
  * see the first team's sandboxes.
  */
+
+import { parseTemplateRef } from "../../src/model/template.js";
 import { createNetworkManager } from "../../src/network/network-manager.js";
-import { parseTemplateRef } from "../../src/store/index.js";
 import { DIALECTS } from "../helpers/stores.js";
 import { type ApiPlatform, startApiPlatform } from "./support.js";
 
@@ -132,8 +133,8 @@ describe.each(DIALECTS)("sandbox API on %s", (dialect) => {
     const baseBuild = await store.templates.buildForTag(base!.id);
     const priv = await store.templates.createTemplate(team!.id, { public: false });
     await store.templates.addAlias("default", "private-one", priv.id);
-    const { id: _id, created_at: _c, updated_at: _u, ...buildFields } = baseBuild!;
-    const build = await store.templates.createBuild({ ...buildFields, template_id: priv.id });
+    const { id: _id, createdAt: _c, updatedAt: _u, ...buildFields } = baseBuild!;
+    const build = await store.templates.createBuild({ ...buildFields, templateId: priv.id });
     await store.templates.setTags(priv.id, build.id, ["default"]);
 
     const foreign = await api.request("POST", "/v2/sandboxes", {

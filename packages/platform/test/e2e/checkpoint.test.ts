@@ -59,7 +59,7 @@ describe("checkpoint on runsc", () => {
     const pausedAt = performance.now();
     expect(await t.platform.orchestrator.pause(id, "checkpointed")).toBe("checkpointed");
     const checkpointMs = performance.now() - pausedAt;
-    expect((await t.platform.store.sandboxes.get(id))?.pause_kind).toBe("checkpointed");
+    expect((await t.platform.store.sandboxes.get(id))?.pauseKind).toBe("checkpointed");
     expect(await sb.isRunning()).toBe(false);
     // the memory is on disk now: no host process of the sandbox is left holding it (the
     // stopped container's record is deleted in the background, by a short-lived runsc)

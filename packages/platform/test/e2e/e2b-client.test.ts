@@ -73,7 +73,7 @@ describe.each(["runc", "runsc"] as const)("public e2b client on %s", (runtime) =
       expect(await advanced(before)).toBeGreaterThan(before);
 
       expect(await sandbox.pause({ keepMemory: false })).toBe(true);
-      expect((await t.platform.store.sandboxes.get(sandbox.sandboxId))?.pause_kind).toBe("stopped");
+      expect((await t.platform.store.sandboxes.get(sandbox.sandboxId))?.pauseKind).toBe("stopped");
       await sandbox.connect();
       expect(await sandbox.files.read("/home/user/kept.txt")).toBe("kept");
       expect((await sandbox.commands.run("pgrep -f 'while tru[e]' || true")).stdout).toBe("");

@@ -59,7 +59,7 @@ describe.each(["runc", "runsc"] as const)("warm pool and sandbox disk on %s", (r
         headers: { "E2b-Sandbox-Id": sandbox.sandboxId, "E2b-Sandbox-Port": "49983", "X-Access-Token": "x" },
       });
       expect(health.status).toBe(401);
-      expect(row?.envd_access_token).toBeTruthy();
+      expect(row?.envdAccessToken).toBeTruthy();
 
       await t.platform.warmPool.whenFull();
       expect(t.platform.warmPool.stats()[0]!.ready).toBe(1);

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
-import { command } from "../../src/runtime/command.js";
+import { command } from "../../src/lib/command.js";
 
 /**
  * A "fake internet" for network tests: a network namespace of the test's own, routed from the

@@ -1,7 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { DEFAULTS, type Platform, type PlatformConfig, startPlatform } from "../../src/index.js";
+import {
+  createLogger,
+  DEFAULTS,
+  type LogLevel,
+  type Platform,
+  type PlatformConfig,
+  startPlatform,
+} from "../../src/index.js";
 import type { RuntimeName } from "../../src/runtime/container-runtime.js";
 
 /**
@@ -62,7 +69,9 @@ export async function startTestPlatform(
     dnsUpstreams: [],
     ...opts.config,
   };
-  const platform = await startPlatform(config);
+  // quiet unless asked (X_LOG_LEVEL=debug): the suite's output is for failures
+  const log = createLogger({ level: (process.env.X_LOG_LEVEL as LogLevel | undefined) ?? "warn", format: "json" });
+  const platform = await startPlatform(config, { log });
   const apiKey = platform.firstApiKey;
   if (!apiKey) throw new Error("a fresh test store should have produced a first API key");
   return {

@@ -7,7 +7,9 @@ import http2 from "node:http2";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { Writable } from "node:stream";
 import { getSignature, Sandbox } from "e2b";
+import { createLogger } from "../../src/lib/log.js";
 import {
   createProxyServer,
   ENVD_PORT,
@@ -168,7 +170,16 @@ describe("sandbox proxy", () => {
     proxy = createProxyServer({
       resolver,
       domain: "localhost",
-      log: (level, msg) => logged.push(`${level} ${msg}`),
+      log: createLogger({
+        level: "debug",
+        format: "json",
+        destination: new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            logged.push(chunk.toString());
+            done();
+          },
+        }),
+      }),
     });
     await proxy.listen(0, "127.0.0.1");
     proxyPort = proxy.port;

@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import path from "node:path";
+import { command } from "../../src/lib/command.js";
+import { silentLogger } from "../../src/lib/log.js";
 import { DnsForwarder } from "../../src/network/dns-forwarder.js";
 import { ALWAYS_DENIED_IPV4 } from "../../src/network/firewall.js";
 import { createNetworkManager, type SandboxNetwork } from "../../src/network/network-manager.js";
-import { command } from "../../src/runtime/command.js";
 import { FakeInternet } from "../helpers/fake-internet.js";
 
 const FIXTURE_DIR = path.resolve(__dirname, "../fixtures");
@@ -24,7 +25,7 @@ const network = createNetworkManager({
   cidr: "10.252.0.0/16",
   allowInternal: [`${OPENED.split(".").slice(0, 3).join(".")}.0/24`],
 });
-const dns = new DnsForwarder({ upstreams: [{ host: outside.dnsIp, port: 53 }], log: () => undefined });
+const dns = new DnsForwarder({ upstreams: [{ host: outside.dnsIp, port: 53 }], log: silentLogger });
 const HOST_SERVICE_PORT = 18_081;
 const servers: ChildProcess[] = [];
 let hostService: Server;

@@ -1,4 +1,5 @@
-import { parseTemplateRef } from "../../src/store/index.js";
+import { parseTemplateRef } from "../../src/model/template.js";
+import type { KeysetCursor } from "../../src/store/paging.js";
 import { DIALECTS, freshStore, type TestStore } from "../helpers/stores.js";
 
 describe.each(DIALECTS)("store on %s", (dialect) => {
@@ -12,9 +13,14 @@ describe.each(DIALECTS)("store on %s", (dialect) => {
 
   it("keeps API keys hashed and finds their team", async () => {
     const team = await t.store.teams.createTeam("Acme", "acme");
-    const { key, row } = await t.store.teams.createKey(team.id, "ci");
+    const { key, apiKey: row } = await t.store.teams.createKey(team.id, "ci");
     expect(key).toMatch(/^e2b_[0-9a-f]{40}$/);
-    expect(row.key_hash).not.toContain(key.slice(4));
+    const stored = await t.store.db.kysely
+      .selectFrom("api_keys")
+      .select("key_hash")
+      .where("id", "=", row.id)
+      .executeTakeFirstOrThrow();
+    expect(stored.key_hash).not.toContain(key.slice(4));
     expect((await t.store.teams.teamForKey(key))?.team.id).toBe(team.id);
     expect(await t.store.teams.teamForKey(`${key}0`)).toBeUndefined();
     expect(await t.store.teams.revokeKey(team.id, row.id)).toBe(true);
@@ -38,9 +44,9 @@ describe.each(DIALECTS)("store on %s", (dialect) => {
     expect((await t.store.templates.resolveTemplate(parseTemplateRef(own.id), a))?.id).toBe(own.id);
     expect(await t.store.templates.resolveTemplate(parseTemplateRef("missing"), a)).toBeUndefined();
 
-    const spec = { cpu_count: 1, memory_mb: 256, disk_size_mb: 512, envd_version: "0.6.4", spec: "{}" };
-    const first = await t.store.templates.createBuild({ template_id: own.id, status: "ready", ...spec });
-    const second = await t.store.templates.createBuild({ template_id: own.id, status: "ready", ...spec });
+    const spec = { cpuCount: 1, memoryMB: 256, diskSizeMB: 512, envdVersion: "0.6.4", spec: {}, layers: [] };
+    const first = await t.store.templates.createBuild({ templateId: own.id, status: "ready", ...spec });
+    const second = await t.store.templates.createBuild({ templateId: own.id, status: "ready", ...spec });
     expect((await t.store.templates.buildForTag(own.id))?.id).toBe(second.id);
     await t.store.templates.setTags(own.id, first.id, ["stable", "default"]);
     expect((await t.store.templates.buildForTag(own.id))?.id).toBe(first.id);
@@ -53,18 +59,18 @@ describe.each(DIALECTS)("store on %s", (dialect) => {
   it("pages 250 builds in a stable order", async () => {
     const team = await t.store.teams.createTeam("P", "paging");
     const tpl = await t.store.templates.createTemplate(team.id);
-    const spec = { cpu_count: 1, memory_mb: 256, disk_size_mb: 512, envd_version: "0.6.4", spec: "{}" };
+    const spec = { cpuCount: 1, memoryMB: 256, diskSizeMB: 512, envdVersion: "0.6.4", spec: {}, layers: [] };
     const ids = new Set<string>();
     for (let i = 0; i < 250; i++)
-      ids.add((await t.store.templates.createBuild({ template_id: tpl.id, status: "ready", ...spec })).id);
+      ids.add((await t.store.templates.createBuild({ templateId: tpl.id, status: "ready", ...spec })).id);
     const seen: string[] = [];
-    let after: { createdAt: string; id: string } | undefined;
+    let after: KeysetCursor | undefined;
     for (;;) {
       const page = await t.store.templates.listBuilds(tpl.id, { limit: 100, after });
       seen.push(...page.map((b) => b.id));
       const last = page.at(-1);
       if (page.length < 100 || !last) break;
-      after = { createdAt: last.created_at, id: last.id };
+      after = { time: last.createdAt, id: last.id };
     }
     expect(seen).toHaveLength(250);
     expect(new Set(seen)).toEqual(ids);
@@ -75,19 +81,19 @@ describe.each(DIALECTS)("store on %s", (dialect) => {
     const team = await t.store.teams.createTeam("L", "logs");
     const tpl = await t.store.templates.createTemplate(team.id);
     const build = await t.store.templates.createBuild({
-      template_id: tpl.id,
+      templateId: tpl.id,
       status: "building",
-      cpu_count: 1,
-      memory_mb: 256,
-      disk_size_mb: 512,
-      envd_version: "0.6.4",
-      spec: "{}",
+      cpuCount: 1,
+      memoryMB: 256,
+      diskSizeMB: 512,
+      envdVersion: "0.6.4",
+      spec: {},
+      layers: [],
     });
     const entry = (message: string) => ({
       timestamp: new Date().toISOString(),
       level: "info",
       message,
-      step: null,
     });
     await t.store.templates.appendLogs(build.id, [entry("a"), entry("b")]);
     await t.store.templates.appendLogs(build.id, [entry("c")]);

@@ -5,7 +5,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { Sandbox, Template } from "e2b";
-import { DEFAULT_TAG, type Team } from "../../src/store/index.js";
+import type { Team } from "../../src/model/team.js";
+import { DEFAULT_TAG } from "../../src/model/template.js";
 import { startTemplatePlatform, type TemplatePlatform } from "./support.js";
 
 describe("template API", () => {
@@ -55,19 +56,15 @@ describe("template API", () => {
     );
     for (let i = 0; i < 250; i++) {
       await store.templates.createBuild({
-        template_id: template.id,
+        templateId: template.id,
         status: "ready",
-        reason: null,
-        finished_at: new Date().toISOString(),
-        cpu_count: 1,
-        memory_mb: 512,
-        disk_size_mb: 1024,
-        envd_version: "0.6.4",
+        finishedAt: new Date().toISOString(),
+        cpuCount: 1,
+        memoryMB: 512,
+        diskSizeMB: 1024,
+        envdVersion: "0.6.4",
         spec: base!.spec,
         layers: base!.layers,
-        start_cmd: null,
-        ready_cmd: null,
-        snapshot_kind: null,
       });
     }
     const expected = (await store.templates.listBuilds(template.id, { limit: 1000 })).map((b) => b.id);

@@ -1,4 +1,5 @@
-import { ApiError } from "../errors.js";
+import { DomainError } from "../../model/errors.js";
+import { httpErrorOf } from "../errors.js";
 import { internetAccess } from "./network-policy.js";
 
 describe("internetAccess", () => {
@@ -36,8 +37,8 @@ describe("internetAccess", () => {
     } catch (err) {
       error = err;
     }
-    expect(error).toBeInstanceOf(ApiError);
-    expect((error as ApiError).status).toBe(400);
-    expect((error as ApiError).message).toMatch(message);
+    expect(error).toBeInstanceOf(DomainError);
+    expect(httpErrorOf(error)?.status).toBe(400);
+    expect((error as DomainError).message).toMatch(message);
   });
 });

@@ -1,25 +1,19 @@
-import { badRequest } from "../errors.js";
+import type { Schemas } from "@x/platform-client";
+import { invalid } from "../../model/errors.js";
 
 /** The egress part of a network configuration, as create and `PUT /network` send it. */
-export interface EgressConfig {
-  allow_internet_access?: boolean;
-  allowOut?: string[];
-  denyOut?: string[];
-  egressProxy?: { address: string } | null;
-  rules?: Record<string, unknown[]>;
-}
+export type EgressConfig = Schemas["SandboxNetworkUpdateConfig"];
 
 /** The rest of a create request's `network`: how the sandbox's own URLs are served. */
-export interface IngressConfig {
-  allowPublicTraffic?: boolean;
-  maskRequestHost?: string;
-  httpsPorts?: number[];
-}
+export type IngressConfig = Pick<
+  Schemas["SandboxNetworkConfig"],
+  "allowPublicTraffic" | "maskRequestHost" | "httpsPorts"
+>;
 
 const EVERYWHERE = new Set(["0.0.0.0/0", "::/0"]);
 
 function unsupported(what: string): never {
-  throw badRequest(
+  throw invalid(
     `${what} is not supported by this server yet: it can only turn a sandbox's internet access on or off ` +
       '(allow_internet_access, or denyOut: ["0.0.0.0/0"])',
   );
@@ -43,7 +37,7 @@ export function internetAccess(egress: EgressConfig, ingress: IngressConfig = {}
   if (denyOut.some((d) => !EVERYWHERE.has(d)))
     unsupported("denyOut other than 0.0.0.0/0 (egress deny lists)");
   if (denyAll && egress.allow_internet_access === true) {
-    throw badRequest('allow_internet_access: true contradicts denyOut: ["0.0.0.0/0"]');
+    throw invalid('allow_internet_access: true contradicts denyOut: ["0.0.0.0/0"]');
   }
   return !denyAll && egress.allow_internet_access !== false;
 }

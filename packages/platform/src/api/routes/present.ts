@@ -1,10 +1,7 @@
-import type { SandboxRow, Team } from "../../store/index.js";
+import type { Schemas } from "@x/platform-client";
+import type { Sandbox } from "../../model/sandbox.js";
 
-/** JSON shapes of openapi.yaml built from store rows. */
-
-export function parseJsonObject(text: string | null): Record<string, string> {
-  return text ? (JSON.parse(text) as Record<string, string>) : {};
-}
+/** JSON shapes of openapi.yaml built from the model's sandboxes. */
 
 export interface PresentOptions {
   /** Domain sandboxes are reached under: `{port}-{sandboxID}.{domain}`. */
@@ -12,52 +9,43 @@ export interface PresentOptions {
   envdVersion: string;
 }
 
-export function presentSandbox(row: SandboxRow, opts: PresentOptions) {
+export function presentSandbox(s: Sandbox, opts: PresentOptions): Schemas["Sandbox"] {
   return {
-    sandboxID: row.id,
-    templateID: row.template_id,
-    ...(row.alias ? { alias: row.alias } : {}),
+    sandboxID: s.id,
+    templateID: s.templateId,
+    ...(s.alias ? { alias: s.alias } : {}),
     clientID: "local",
     envdVersion: opts.envdVersion,
-    envdAccessToken: row.envd_access_token,
+    envdAccessToken: s.envdAccessToken,
     trafficAccessToken: null,
     domain: opts.domain,
   };
 }
 
-function stateOf(row: SandboxRow): "running" | "paused" {
-  return row.state === "paused" ? "paused" : "running";
-}
-
-export function presentListedSandbox(row: SandboxRow, opts: PresentOptions) {
+export function presentListedSandbox(s: Sandbox, opts: PresentOptions): Schemas["ListedSandbox"] {
   return {
-    sandboxID: row.id,
-    templateID: row.template_id,
-    ...(row.alias ? { alias: row.alias } : {}),
+    sandboxID: s.id,
+    templateID: s.templateId,
+    ...(s.alias ? { alias: s.alias } : {}),
     clientID: "local",
-    startedAt: row.started_at,
-    endAt: row.end_at,
-    cpuCount: row.cpu_count,
-    memoryMB: row.memory_mb,
-    diskSizeMB: row.disk_size_mb,
+    startedAt: s.startedAt,
+    endAt: s.endAt,
+    cpuCount: s.cpuCount,
+    memoryMB: s.memoryMB,
+    diskSizeMB: s.diskSizeMB,
     envdVersion: opts.envdVersion,
-    metadata: parseJsonObject(row.metadata),
-    state: stateOf(row),
-    ...(row.pause_kind && row.state === "paused" ? { pauseKind: row.pause_kind } : {}),
+    metadata: s.metadata,
+    state: s.state === "paused" ? "paused" : "running",
+    ...(s.pauseKind && s.state === "paused" ? { pauseKind: s.pauseKind } : {}),
   };
 }
 
-export function presentSandboxDetail(row: SandboxRow, opts: PresentOptions) {
+export function presentSandboxDetail(s: Sandbox, opts: PresentOptions): Schemas["SandboxDetail"] {
   return {
-    ...presentListedSandbox(row, opts),
-    envdAccessToken: row.envd_access_token,
+    ...presentListedSandbox(s, opts),
+    envdAccessToken: s.envdAccessToken,
     domain: opts.domain,
-    allowInternetAccess: row.allow_internet === 1,
-    lifecycle: { onTimeout: row.auto_pause ? "pause" : "kill", autoResume: row.auto_resume === 1 },
+    allowInternetAccess: s.allowInternet,
+    lifecycle: { onTimeout: s.autoPause ? "pause" : "kill", autoResume: s.autoResume },
   };
-}
-
-/** A team sees its own sandboxes only; another team's id answers like an unknown one. */
-export function ownedBy(row: SandboxRow | undefined, team: Team): row is SandboxRow {
-  return row !== undefined && row.team_id === team.id && row.state !== "killed";
 }

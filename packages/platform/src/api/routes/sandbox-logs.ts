@@ -1,6 +1,7 @@
-import { type LogLevel, readSandboxLogs, type SandboxLogQuery } from "../../observability/sandbox-logs.js";
-import type { SandboxRow, Store } from "../../store/index.js";
-import type { ApiRequest, Handler } from "../server.js";
+import type { Sandbox } from "../../model/sandbox.js";
+import { readSandboxLogs, type SandboxLogQuery } from "../../observability/sandbox-logs.js";
+import type { Store } from "../../store/index.js";
+import type { HandlersFor } from "../handler.js";
 import { ownedSandbox } from "./access.js";
 
 export interface SandboxLogsRoutesOptions {
@@ -15,17 +16,19 @@ const MAX_TIME_MS = Date.parse("9999-12-31T23:59:59.999Z");
 const clampTime = (ms: number | undefined) => (ms === undefined ? undefined : Math.min(ms, MAX_TIME_MS));
 
 /** A sandbox's logs: lifecycle events from the store and its console (envd and runtime lines). */
-export function sandboxLogsRoutes(o: SandboxLogsRoutesOptions): Record<string, Handler> {
-  const read = (row: SandboxRow, query: SandboxLogQuery) =>
+export function sandboxLogsRoutes(
+  o: SandboxLogsRoutesOptions,
+): HandlersFor<"getSandboxLogsLegacy" | "getSandboxLogs"> {
+  const read = (row: Sandbox, query: SandboxLogQuery) =>
     readSandboxLogs({ store: o.store, sandbox: row, consoleLog: o.consoleLog(row.id) }, query);
 
   return {
-    getSandboxLogsLegacy: async (r: ApiRequest) => {
+    getSandboxLogsLegacy: async (r) => {
       const row = await ownedSandbox(o.store, r);
       const entries = await read(row, {
-        from: clampTime(r.params.start as number | undefined),
+        from: clampTime(r.params.start),
         direction: "forward",
-        limit: (r.params.limit as number | undefined) ?? 1000,
+        limit: r.params.limit ?? 1000,
       });
       return {
         status: 200,
@@ -35,17 +38,17 @@ export function sandboxLogsRoutes(o: SandboxLogsRoutesOptions): Record<string, H
         },
       };
     },
-    getSandboxLogs: async (r: ApiRequest) => {
+    getSandboxLogs: async (r) => {
       const row = await ownedSandbox(o.store, r);
-      const direction = (r.params.direction as SandboxLogQuery["direction"] | undefined) ?? "forward";
-      const cursor = clampTime(r.params.cursor as number | undefined);
+      const direction = r.params.direction ?? "forward";
+      const cursor = clampTime(r.params.cursor);
       const entries = await read(row, {
         // forward reads from the cursor on, backward from the cursor back
         ...(direction === "forward" ? { from: cursor } : { to: cursor }),
         direction,
-        limit: (r.params.limit as number | undefined) ?? 1000,
-        minLevel: r.params.level as LogLevel | undefined,
-        search: r.params.search as string | undefined,
+        limit: r.params.limit ?? 1000,
+        minLevel: r.params.level,
+        search: r.params.search,
       });
       return { status: 200, body: { logs: entries.map(({ line: _line, ...entry }) => entry) } };
     },

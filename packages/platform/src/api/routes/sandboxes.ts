@@ -1,11 +1,13 @@
+import type { Schemas } from "@x/platform-client";
+import { conflict, forbidden, invalid, notFound } from "../../model/errors.js";
+import type { RuntimeName, Sandbox } from "../../model/sandbox.js";
+import { parseTemplateRef } from "../../model/template.js";
 import type { Orchestrator } from "../../orchestrator/orchestrator.js";
-import type { RuntimeName } from "../../runtime/container-runtime.js";
-import { parseTemplateRef, type SandboxRow, type Store } from "../../store/index.js";
-import { badRequest, conflict, forbidden, notFound } from "../errors.js";
-import type { ApiRequest, Handler, Reply } from "../server.js";
-import { orchestratorAction as act, ownedSandbox, teamOf } from "./access.js";
-import { decodeCursor, encodeCursor } from "./cursor.js";
-import { type EgressConfig, type IngressConfig, internetAccess } from "./network-policy.js";
+import type { Store } from "../../store/index.js";
+import type { ApiRequest, HandlersFor, ParamsOf } from "../handler.js";
+import { pageOf } from "../paging.js";
+import { ownedSandbox, teamOf } from "./access.js";
+import { internetAccess } from "./network-policy.js";
 import {
   type PresentOptions,
   presentListedSandbox,
@@ -25,54 +27,62 @@ export interface SandboxRoutesOptions extends PresentOptions {
   observeCreate?(runtime: RuntimeName, seconds: number): void;
 }
 
-interface NewSandboxBody {
-  templateID: string;
-  timeout?: number;
-  autoPause?: boolean;
-  autoResume?: { enabled: boolean };
-  metadata?: Record<string, string>;
-  envVars?: Record<string, string>;
-  allow_internet_access?: boolean;
-  network?: Omit<EgressConfig, "allow_internet_access"> & IngressConfig;
-  runtime?: RuntimeName;
-  /** Sent by newer clients; not supported here. */
-  iam?: { tokens?: Record<string, unknown> };
-  volumeMounts?: unknown[];
-}
-
 const DEFAULT_TIMEOUT_SECONDS = 300;
 
 function decodeFilterPart(part: string): string {
   try {
     return decodeURIComponent(part);
   } catch {
-    throw badRequest(`metadata filter: '${part}' is not valid percent-encoding`);
+    throw invalid(`metadata filter: '${part}' is not valid percent-encoding`);
   }
 }
 
 /** The metadata filter arrives as a query string inside one query parameter (so it is decoded twice). */
-function parseMetadataFilter(raw: unknown): Record<string, string> | undefined {
-  if (typeof raw !== "string" || raw === "") return undefined;
+function parseMetadataFilter(raw: string | undefined): Record<string, string> | undefined {
+  if (!raw) return undefined;
   const out: Record<string, string> = {};
   for (const [k, v] of new URLSearchParams(raw)) out[decodeFilterPart(k)] = decodeFilterPart(v);
   return out;
 }
 
-export function sandboxRoutes(o: SandboxRoutesOptions): Record<string, Handler> {
-  const owned = (request: ApiRequest): Promise<SandboxRow> => ownedSandbox(o.store, request);
+type SandboxOps =
+  | "createSandbox"
+  | "createSandboxLegacy"
+  | "listSandboxes"
+  | "listSandboxesLegacy"
+  | "getSandbox"
+  | "killSandbox"
+  | "pauseSandbox"
+  | "resumeSandbox"
+  | "connectSandbox"
+  | "connectSandboxLegacy"
+  | "setSandboxTimeout"
+  | "updateSandboxNetwork"
+  | "refreshSandbox";
 
-  async function create(request: ApiRequest): Promise<Reply> {
-    const team = teamOf(request);
-    const body = request.body as NewSandboxBody;
-    const timeout = body.timeout ?? DEFAULT_TIMEOUT_SECONDS;
-    if (timeout < 1 || timeout > o.maxTimeoutSeconds) {
-      throw badRequest(`timeout must be between 1 and ${o.maxTimeoutSeconds} seconds, got ${timeout}`);
+/** Sandboxes: create, list, get, kill, pause, resume and connect, timeouts and network. */
+export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> {
+  const owned = (request: Pick<ApiRequest, "team"> & { params: { sandboxID: string } }) =>
+    ownedSandbox(o.store, request);
+
+  function checkTimeout(timeout: number, min: number): void {
+    if (timeout < min || timeout > o.maxTimeoutSeconds) {
+      throw invalid(`timeout must be between ${min} and ${o.maxTimeoutSeconds} seconds, got ${timeout}`);
     }
+  }
+
+  async function create(
+    request: Pick<ApiRequest, "team">,
+    body: Schemas["NewSandboxV2"],
+  ): Promise<Schemas["Sandbox"]> {
+    const team = teamOf(request);
+    const timeout = body.timeout ?? DEFAULT_TIMEOUT_SECONDS;
+    checkTimeout(timeout, 1);
     if (body.iam?.tokens && Object.keys(body.iam.tokens).length > 0) {
-      throw badRequest("iam tokens are not supported by this server yet: create the sandbox without iam");
+      throw invalid("iam tokens are not supported by this server yet: create the sandbox without iam");
     }
     if (body.volumeMounts?.length) {
-      throw badRequest(
+      throw invalid(
         "volume mounts are not supported by this server yet: create the sandbox without volumeMounts",
       );
     }
@@ -81,14 +91,14 @@ export function sandboxRoutes(o: SandboxRoutesOptions): Record<string, Handler> 
       body.network,
     );
     if (body.runtime && !o.availableRuntimes.includes(body.runtime)) {
-      throw badRequest(
+      throw invalid(
         `runtime ${body.runtime} is not available here (available: ${o.availableRuntimes.join(", ")})`,
       );
     }
     const ref = parseTemplateRef(body.templateID);
     const template = await o.store.templates.resolveTemplate(ref, team);
     if (!template) throw notFound(`template '${body.templateID}' not found`);
-    if (template.team_id !== team.id && !template.public) {
+    if (template.teamId !== team.id && !template.public) {
       throw forbidden(`template '${body.templateID}' belongs to another team and is not public`);
     }
     const build = await o.store.templates.buildForTag(template.id, ref.tag);
@@ -100,108 +110,111 @@ export function sandboxRoutes(o: SandboxRoutesOptions): Record<string, Handler> 
       );
     }
     if (build.status !== "ready") {
-      throw badRequest(`build ${build.id} of template '${body.templateID}' is ${build.status}, not ready`);
+      throw invalid(`build ${build.id} of template '${body.templateID}' is ${build.status}, not ready`);
     }
     const started = performance.now();
-    const row = await act(() =>
-      o.orchestrator.create({
-        team,
-        template,
-        build,
-        alias: ref.namespace || ref.name !== template.id ? body.templateID.split(":")[0] : undefined,
-        timeoutSeconds: timeout,
-        metadata: body.metadata ?? {},
-        envVars: body.envVars ?? {},
-        allowInternet,
-        autoPause: body.autoPause ?? false,
-        autoResume: body.autoResume?.enabled ?? false,
-        runtime: body.runtime,
-        maxLivePerTeam: o.maxSandboxesPerTeam,
-      }),
-    );
-    o.observeCreate?.(row.runtime, (performance.now() - started) / 1000);
-    return { status: 201, body: presentSandbox(row, o) };
-  }
-
-  async function list(request: ApiRequest, paged: boolean): Promise<Reply> {
-    const team = teamOf(request);
-    const limit = (request.params.limit as number | undefined) ?? 100;
-    const after = paged ? decodeCursor(request.params.nextToken) : undefined;
-    const states = request.params.state as SandboxRow["state"][] | undefined;
-    const rows = await o.store.sandboxes.list({
-      teamId: team.id,
-      states,
-      metadata: parseMetadataFilter(request.params.metadata),
-      limit: paged ? limit + 1 : 10_000,
-      after: after && { startedAt: after[0], id: after[1] },
+    const sandbox = await o.orchestrator.create({
+      team,
+      template,
+      build,
+      alias: ref.namespace || ref.name !== template.id ? body.templateID.split(":")[0] : undefined,
+      timeoutSeconds: timeout,
+      metadata: body.metadata ?? {},
+      envVars: body.envVars ?? {},
+      allowInternet,
+      autoPause: body.autoPause ?? false,
+      autoResume: body.autoResume?.enabled ?? false,
+      runtime: body.runtime,
+      maxLivePerTeam: o.maxSandboxesPerTeam,
     });
-    const page = paged ? rows.slice(0, limit) : rows;
-    const last = page.at(-1);
-    const headers: Record<string, string> =
-      paged && rows.length > limit && last
-        ? { "X-Next-Token": encodeCursor([last.started_at, last.id]) }
-        : {};
-    return { status: 200, body: page.map((r) => presentListedSandbox(r, o)), headers };
+    o.observeCreate?.(sandbox.runtime, (performance.now() - started) / 1000);
+    return presentSandbox(sandbox, o);
   }
 
-  async function connect(request: ApiRequest): Promise<Reply> {
-    const row = await owned(request);
-    const timeout = (request.body as { timeout?: number } | undefined)?.timeout;
-    if (timeout !== undefined && (timeout < 0 || timeout > o.maxTimeoutSeconds)) {
-      throw badRequest(`timeout must be between 0 and ${o.maxTimeoutSeconds} seconds`);
-    }
-    const { row: after, resumed } = await act(() => o.orchestrator.resume(row.id, timeout));
-    return { status: resumed ? 201 : 200, body: presentSandbox(after, o) };
+  async function list(
+    request: Pick<ApiRequest, "team"> & { params: ParamsOf<"listSandboxes"> },
+    paged: boolean,
+  ): Promise<{ items: Sandbox[]; headers: Record<string, string> }> {
+    const team = teamOf(request);
+    const { params } = request;
+    const filter = {
+      teamId: team.id,
+      states: params.state,
+      metadata: parseMetadataFilter(params.metadata),
+    };
+    if (!paged) return { items: await o.store.sandboxes.list({ ...filter, limit: 10_000 }), headers: {} };
+    return pageOf((limit, after) => o.store.sandboxes.list({ ...filter, limit, after }), {
+      limit: params.limit,
+      nextToken: params.nextToken,
+      keyOf: (s) => ({ time: s.startedAt, id: s.id }),
+    });
+  }
+
+  /** Resumes a paused sandbox (or extends a running one's timeout); says whether it was paused. */
+  async function connect(
+    request: Pick<ApiRequest, "team"> & { params: { sandboxID: string }; body?: { timeout?: number } },
+  ): Promise<{ resumed: boolean; body: Schemas["Sandbox"] }> {
+    const sandbox = await owned(request);
+    const timeout = request.body?.timeout;
+    if (timeout !== undefined) checkTimeout(timeout, 0);
+    const { sandbox: after, resumed } = await o.orchestrator.resume(sandbox.id, timeout);
+    return { resumed, body: presentSandbox(after, o) };
+  }
+
+  async function connectReply(request: Parameters<typeof connect>[0]) {
+    const { resumed, body } = await connect(request);
+    return resumed ? { status: 201 as const, body } : { status: 200 as const, body };
   }
 
   return {
-    createSandbox: create,
-    createSandboxLegacy: create,
-    listSandboxes: (r) => list(r, true),
-    listSandboxesLegacy: (r) => list(r, false),
+    createSandbox: async (r) => ({ status: 201, body: await create(r, r.body) }),
+    createSandboxLegacy: async (r) => ({ status: 201, body: await create(r, r.body) }),
+    listSandboxes: async (r) => {
+      const { items, headers } = await list(r, true);
+      return { status: 200, body: items.map((s) => presentListedSandbox(s, o)), headers };
+    },
+    listSandboxesLegacy: async (r) => {
+      const { items } = await list(r, false);
+      return { status: 200, body: items.map((s) => presentListedSandbox(s, o)) };
+    },
     getSandbox: async (r) => ({ status: 200, body: presentSandboxDetail(await owned(r), o) }),
     killSandbox: async (r) => {
-      const row = await owned(r);
-      await act(() => o.orchestrator.kill(row.id));
+      await o.orchestrator.kill((await owned(r)).id);
       return { status: 204 };
     },
     pauseSandbox: async (r) => {
-      const row = await owned(r);
+      const sandbox = await owned(r);
       // `memory: false` asks for a filesystem-only pause: resume boots the sandbox again.
-      const keepMemory = (r.body as { memory?: boolean } | undefined)?.memory !== false;
-      await act(() => o.orchestrator.pause(row.id, keepMemory ? "frozen" : "stopped"));
+      const keepMemory = r.body?.memory !== false;
+      await o.orchestrator.pause(sandbox.id, keepMemory ? "frozen" : "stopped");
       return { status: 204 };
     },
     resumeSandbox: async (r) => {
-      const row = await owned(r);
-      if (row.state !== "paused") throw conflict(`sandbox ${row.id} is already running`);
-      return connect(r);
+      const sandbox = await owned(r);
+      if (sandbox.state !== "paused") throw conflict(`sandbox ${sandbox.id} is already running`);
+      return { status: 201, body: (await connect(r)).body };
     },
-    connectSandbox: connect,
-    connectSandboxLegacy: connect,
+    connectSandbox: connectReply,
+    connectSandboxLegacy: connectReply,
     setSandboxTimeout: async (r) => {
-      const row = await owned(r);
-      const timeout = (r.body as { timeout: number }).timeout;
-      if (timeout < 0 || timeout > o.maxTimeoutSeconds) {
-        throw badRequest(`timeout must be between 0 and ${o.maxTimeoutSeconds} seconds, got ${timeout}`);
-      }
-      await act(() => o.orchestrator.setTimeout(row.id, timeout));
+      const sandbox = await owned(r);
+      checkTimeout(r.body.timeout, 0);
+      await o.orchestrator.setTimeout(sandbox.id, r.body.timeout);
       return { status: 204 };
     },
     updateSandboxNetwork: async (r) => {
-      const row = await owned(r);
-      const allowed = internetAccess(r.body as EgressConfig);
-      await act(() => o.orchestrator.setInternet(row.id, allowed));
+      const sandbox = await owned(r);
+      await o.orchestrator.setInternet(sandbox.id, internetAccess(r.body));
       return { status: 204 };
     },
     refreshSandbox: async (r) => {
-      const row = await owned(r);
-      const duration = (r.body as { duration?: number } | undefined)?.duration ?? 60;
+      const sandbox = await owned(r);
+      const duration = r.body?.duration ?? 60;
       if (duration < 0 || duration > 3600) {
-        throw badRequest(`duration must be between 0 and 3600 seconds, got ${duration}`);
+        throw invalid(`duration must be between 0 and 3600 seconds, got ${duration}`);
       }
       const wanted = Date.now() + duration * 1000;
-      if (wanted > Date.parse(row.end_at)) await act(() => o.orchestrator.setTimeout(row.id, duration));
+      if (wanted > Date.parse(sandbox.endAt)) await o.orchestrator.setTimeout(sandbox.id, duration);
       return { status: 204 };
     },
   };

@@ -1,5 +1,6 @@
-import type { BuildRow, Store, TemplateRow } from "../../store/index.js";
-import type { BuildLogRow } from "../../store/templates.js";
+import type { Schemas } from "@x/platform-client";
+import type { Build, BuildLogEntry, Template } from "../../model/template.js";
+import type { Store } from "../../store/index.js";
 import { fullName } from "../../templates/names.js";
 
 /** JSON shapes of openapi.yaml for templates, builds and their logs. */
@@ -12,44 +13,52 @@ export async function namesOf(
   return { aliases: rows.map((r) => r.alias), names: rows.map((r) => fullName(r.namespace, r.alias)) };
 }
 
-export function presentBuild(b: BuildRow) {
+export function presentBuild(b: Build): Schemas["TemplateBuild"] {
   return {
     buildID: b.id,
     status: b.status,
-    createdAt: b.created_at,
-    updatedAt: b.updated_at,
-    ...(b.finished_at ? { finishedAt: b.finished_at } : {}),
-    cpuCount: b.cpu_count,
-    memoryMB: b.memory_mb,
-    diskSizeMB: b.disk_size_mb,
-    envdVersion: b.envd_version,
+    createdAt: b.createdAt,
+    updatedAt: b.updatedAt,
+    ...(b.finishedAt ? { finishedAt: b.finishedAt } : {}),
+    cpuCount: b.cpuCount,
+    memoryMB: b.memoryMB,
+    diskSizeMB: b.diskSizeMB,
+    envdVersion: b.envdVersion,
   };
 }
 
-export function presentLogEntry(e: BuildLogRow) {
-  return { timestamp: e.timestamp, level: e.level, message: e.message, ...(e.step ? { step: e.step } : {}) };
+export function presentLogEntry(e: BuildLogEntry): Schemas["BuildLogEntry"] {
+  return {
+    timestamp: e.timestamp,
+    level: e.level as Schemas["BuildLogEntry"]["level"],
+    message: e.message,
+    ...(e.step ? { step: e.step } : {}),
+  };
 }
 
 /** A template as listed (`Template`): with its latest successful build, or its latest one. */
-export async function presentListedTemplate(store: Store, t: TemplateRow) {
+export async function presentListedTemplate(
+  store: Store,
+  t: Template,
+): Promise<Schemas["Template"] | undefined> {
   const latest = await store.templates.latestBuild(t.id);
   if (!latest) return undefined;
   const build = (await store.templates.latestBuild(t.id, "ready")) ?? latest;
   return {
     templateID: t.id,
     buildID: build.id,
-    cpuCount: build.cpu_count,
-    memoryMB: build.memory_mb,
-    diskSizeMB: build.disk_size_mb,
-    public: t.public === 1,
+    cpuCount: build.cpuCount,
+    memoryMB: build.memoryMB,
+    diskSizeMB: build.diskSizeMB,
+    public: t.public,
     ...(await namesOf(store, t.id)),
-    createdAt: t.created_at,
-    updatedAt: t.updated_at,
+    createdAt: t.createdAt,
+    updatedAt: t.updatedAt,
     createdBy: null,
-    lastSpawnedAt: t.last_spawned_at,
-    spawnCount: t.spawn_count,
+    lastSpawnedAt: t.lastSpawnedAt,
+    spawnCount: t.spawnCount,
     buildCount: await store.templates.countBuilds(t.id),
-    envdVersion: build.envd_version,
+    envdVersion: build.envdVersion,
     buildStatus: latest.status,
   };
 }
@@ -57,19 +66,19 @@ export async function presentListedTemplate(store: Store, t: TemplateRow) {
 /** A template with one page of builds (`TemplateWithBuilds`). */
 export async function presentTemplateWithBuilds(
   store: Store,
-  t: TemplateRow,
-  builds: BuildRow[],
-  nextToken: string | null,
-) {
+  t: Template,
+  builds: Build[],
+  nextToken: string | undefined,
+): Promise<Schemas["TemplateWithBuilds"]> {
   return {
     templateID: t.id,
-    public: t.public === 1,
+    public: t.public,
     ...(await namesOf(store, t.id)),
-    createdAt: t.created_at,
-    updatedAt: t.updated_at,
-    lastSpawnedAt: t.last_spawned_at,
-    spawnCount: t.spawn_count,
+    createdAt: t.createdAt,
+    updatedAt: t.updatedAt,
+    lastSpawnedAt: t.lastSpawnedAt,
+    spawnCount: t.spawnCount,
     builds: builds.map(presentBuild),
-    nextToken,
+    nextToken: nextToken ?? null,
   };
 }

@@ -1,21 +1,14 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import type { SandboxRow, Store } from "../store/index.js";
+import type { Schemas } from "@x/platform-client";
+import type { Logger } from "../lib/log.js";
+import type { Sandbox } from "../model/sandbox.js";
+import type { Store } from "../store/index.js";
 import { readCgroupStats } from "./cgroup-stats.js";
 import { diskUsage } from "./disk-usage.js";
 
 /** One resource-usage sample of a sandbox: the `SandboxMetric` of openapi.yaml. */
-export interface SandboxMetric {
-  timestamp: string;
-  timestampUnix: number;
-  cpuCount: number;
-  cpuUsedPct: number;
-  memUsed: number;
-  memTotal: number;
-  memCache: number;
-  diskUsed: number;
-  diskTotal: number;
-}
+export type SandboxMetric = Schemas["SandboxMetric"];
 
 export interface MetricsSamplerOptions {
   store: Store;
@@ -29,7 +22,7 @@ export interface MetricsSamplerOptions {
   diskIntervalMs?: number;
   /** Root of the cgroup filesystem; default /sys/fs/cgroup. */
   cgroupRoot?: string;
-  log(level: "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>): void;
+  log: Logger;
 }
 
 interface Tracked {
@@ -80,11 +73,11 @@ export class MetricsSampler {
   }
 
   private async round(): Promise<void> {
-    let rows: SandboxRow[];
+    let rows: Sandbox[];
     try {
       rows = await this.o.store.sandboxes.live();
     } catch (err) {
-      this.o.log("warn", "metrics sampling: cannot list sandboxes", { err: String(err) });
+      this.o.log.warn({ err }, "metrics sampling: cannot list sandboxes");
       return;
     }
     const live = new Set(rows.map((r) => r.id));
@@ -92,7 +85,7 @@ export class MetricsSampler {
     for (const row of rows) {
       if (row.state !== "running") continue;
       await this.sample(row).catch((err) =>
-        this.o.log("warn", "metrics sampling failed", { sandboxId: row.id, err: String(err) }),
+        this.o.log.warn({ sandboxId: row.id, err }, "metrics sampling failed"),
       );
     }
   }
@@ -111,13 +104,13 @@ export class MetricsSampler {
    * The newest sample; a running sandbox not sampled yet (just created) is sampled now, so
    * metrics exist from a sandbox's first moments.
    */
-  async latest(row: SandboxRow): Promise<SandboxMetric | undefined> {
+  async latest(row: Sandbox): Promise<SandboxMetric | undefined> {
     const samples = this.tracked.get(row.id)?.samples;
     if (samples?.length) return samples.at(-1);
     return row.state === "running" ? this.sample(row) : undefined;
   }
 
-  private async track(row: SandboxRow): Promise<Tracked> {
+  private async track(row: Sandbox): Promise<Tracked> {
     const existing = this.tracked.get(row.id);
     if (existing) return existing;
     // the cgroup is whatever the sandbox's OCI spec asked the runtime for
@@ -133,7 +126,7 @@ export class MetricsSampler {
     return tracked;
   }
 
-  private async sample(row: SandboxRow): Promise<SandboxMetric | undefined> {
+  private async sample(row: Sandbox): Promise<SandboxMetric | undefined> {
     let tracked: Tracked;
     try {
       tracked = await this.track(row);
@@ -149,23 +142,23 @@ export class MetricsSampler {
       tracked.disk = { bytes: await diskUsage(this.o.paths(row.id).upper), atMs: nowMs };
     }
     // the first sample averages over the sandbox's life so far
-    const previous = tracked.last ?? { cpuUsageNs: 0, atMs: Date.parse(row.started_at) };
+    const previous = tracked.last ?? { cpuUsageNs: 0, atMs: Date.parse(row.startedAt) };
     const wallNs = Math.max(1, nowMs - previous.atMs) * 1e6;
     // a sandbox booted again (resumed from stopped) has a new cgroup counting from zero
     const usedNs = stats.cpuUsageNs - (stats.cpuUsageNs >= previous.cpuUsageNs ? previous.cpuUsageNs : 0);
-    const pct = (usedNs / (wallNs * row.cpu_count)) * 100;
+    const pct = (usedNs / (wallNs * row.cpuCount)) * 100;
     tracked.last = { cpuUsageNs: stats.cpuUsageNs, atMs: nowMs };
-    const configuredMem = row.memory_mb * MIB;
+    const configuredMem = row.memoryMB * MIB;
     const metric: SandboxMetric = {
       timestamp: new Date(nowMs).toISOString(),
       timestampUnix: Math.floor(nowMs / 1000),
-      cpuCount: row.cpu_count,
+      cpuCount: row.cpuCount,
       cpuUsedPct: Math.round(Math.min(100, Math.max(0, pct)) * 100) / 100,
       memUsed: stats.memUsed,
       memTotal: Math.min(stats.memLimit ?? configuredMem, configuredMem),
       memCache: stats.memCache,
       diskUsed: tracked.disk.bytes,
-      diskTotal: row.disk_size_mb * MIB,
+      diskTotal: row.diskSizeMB * MIB,
     };
     tracked.samples.push(metric);
     if (tracked.samples.length > this.capacity) {

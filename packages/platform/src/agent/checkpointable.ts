@@ -1,7 +1,8 @@
-import { runCommand } from "../templates/envd-exec.js";
+import { ENVD_PORT } from "@x/envd-client";
+import { runCommand } from "./commands.js";
 
 /** envd's port as /proc/net/tcp writes it. */
-const ENVD_PORT_HEX = (49983).toString(16).toUpperCase().padStart(4, "0");
+const ENVD_PORT_HEX = ENVD_PORT.toString(16).toUpperCase().padStart(4, "0");
 
 /**
  * Whether gVisor can save the sandbox's sockets: only envd's own (which it closes on quiesce)

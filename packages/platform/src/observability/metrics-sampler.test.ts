@@ -1,8 +1,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { SandboxRow, Store } from "../store/index.js";
-import { MetricsSampler } from "./metrics.js";
+import { silentLogger } from "../lib/log.js";
+import type { Sandbox } from "../model/sandbox.js";
+import type { Store } from "../store/index.js";
+import { MetricsSampler } from "./metrics-sampler.js";
 
 const MIB = 1024 * 1024;
 
@@ -13,21 +15,21 @@ function write(file: string, content: string): void {
 
 describe("MetricsSampler", () => {
   let dir: string;
-  let rows: SandboxRow[];
+  let rows: Sandbox[];
   let sampler: MetricsSampler;
   const cgroupRoot = () => path.join(dir, "cgroup");
   const setCpu = (id: string, ns: number) =>
     write(path.join(cgroupRoot(), "cpuacct/x", id, "cpuacct.usage"), `${ns}\n`);
 
-  function addSandbox(id: string, state: SandboxRow["state"] = "running"): SandboxRow {
+  function addSandbox(id: string, state: Sandbox["state"] = "running"): Sandbox {
     const row = {
       id,
       state,
-      cpu_count: 2,
-      memory_mb: 512,
-      disk_size_mb: 1024,
-      started_at: new Date(Date.now() - 10_000).toISOString(),
-    } as SandboxRow;
+      cpuCount: 2,
+      memoryMB: 512,
+      diskSizeMB: 1024,
+      startedAt: new Date(Date.now() - 10_000).toISOString(),
+    } as Sandbox;
     rows.push(row);
     write(
       path.join(dir, "sandboxes", id, "bundle", "config.json"),
@@ -56,7 +58,7 @@ describe("MetricsSampler", () => {
       }),
       capacity: 3,
       cgroupRoot: cgroupRoot(),
-      log: () => undefined,
+      log: silentLogger,
     });
   });
 

@@ -1,7 +1,8 @@
 import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import http from "node:http";
-import net from "node:net";
 import path from "node:path";
+import { ENVD_PORT } from "@x/envd-client";
+import { waitForEnvd, waitForEnvdQuiet } from "../agent/health.js";
+import type { Logger } from "../lib/log.js";
 import type { NetworkManager, SandboxNetwork } from "../network/network-manager.js";
 import { ensureDiskImage, mountDisk, type SandboxDisk, unmountDisk } from "../rootfs/disk.js";
 import { isOverlayMounted, mountOverlay, unmountOverlay } from "../rootfs/overlay.js";
@@ -19,9 +20,6 @@ import {
   writeBundle,
   writeResolvConf,
 } from "../runtime/oci-spec.js";
-import { hostClosedAgent } from "../templates/envd-exec.js";
-
-export const ENVD_PORT = 49983;
 
 /** Everything needed to (re)start one sandbox's container. */
 export interface BootSpec {
@@ -57,7 +55,7 @@ export interface SandboxHostOptions {
   network: NetworkManager;
   /** Host directory holding envd's bundle (`envd.cjs` and its native addons). */
   envdDir: string;
-  log(level: "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>): void;
+  log: Logger;
 }
 
 /**
@@ -245,18 +243,19 @@ export class SandboxHost {
     // in the background (a full `runsc delete` takes 1–2 s), not when resuming
     // (runsc joins the sandbox's netns for that: the network goes after it)
     const deleting = (runtime.forgetCheckpointed?.(ref) ?? runtime.delete(ref))
-      .catch((err) => this.o.log("warn", "deleting a checkpointed container failed", { err: String(err) }))
+      .catch((err) => this.o.log.warn({ err }, "deleting a checkpointed container failed"))
       .then(() => this.o.network.destroy(spec.id))
-      .catch((err) =>
-        this.o.log("warn", "removing a checkpointed sandbox's network failed", { err: String(err) }),
-      )
+      .catch((err) => this.o.log.warn({ err }, "removing a checkpointed sandbox's network failed"))
       .finally(() => this.deleting.delete(spec.id));
     this.deleting.set(spec.id, deleting);
-    this.o.log("info", "sandbox checkpointed", {
-      sandboxId: spec.id,
-      quiesceMs: Math.round(quietMs),
-      checkpointMs: Math.round(performance.now() - t0 - quietMs),
-    });
+    this.o.log.info(
+      {
+        sandboxId: spec.id,
+        quiesceMs: Math.round(quietMs),
+        checkpointMs: Math.round(performance.now() - t0 - quietMs),
+      },
+      "sandbox checkpointed",
+    );
   }
 
   /** Restores a checkpointed sandbox with its processes, and wakes envd. */
@@ -292,11 +291,14 @@ export class SandboxHost {
     const restoredMs = performance.now() - t0;
     await runtime.kill(ref, "SIGUSR2");
     await waitForEnvd(net.sandboxIp, 30_000);
-    this.o.log("info", "sandbox restored", {
-      sandboxId: spec.id,
-      restoreMs: Math.round(restoredMs),
-      envdAnsweringMs: Math.round(performance.now() - t0),
-    });
+    this.o.log.info(
+      {
+        sandboxId: spec.id,
+        restoreMs: Math.round(restoredMs),
+        envdAnsweringMs: Math.round(performance.now() - t0),
+      },
+      "sandbox restored",
+    );
     return net.sandboxIp;
   }
 
@@ -335,72 +337,7 @@ export class SandboxHost {
     if (net) await this.o.network.setInternet(net, allowed);
   }
 
-  /** Whether envd at `address` answers its health check right now. */
-  async answers(address: string): Promise<boolean> {
-    if (!address) return false;
-    return waitForEnvd(address, 1_000).then(
-      () => true,
-      () => false,
-    );
-  }
-
   async address(id: string): Promise<string | undefined> {
     return (await this.o.network.get(id))?.sandboxIp;
   }
-}
-
-/** Polls envd's /health until it answers; a sandbox is ready only then. */
-export async function waitForEnvd(address: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError = "";
-  while (Date.now() < deadline) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const { agent, done } = hostClosedAgent();
-      const req = http.get(
-        { host: address, port: ENVD_PORT, path: "/health", timeout: 1000, agent },
-        (res) => {
-          res.once("end", done);
-          res.once("close", done);
-          res.resume();
-          resolve((res.statusCode ?? 500) < 300);
-        },
-      );
-      req.on("error", (err) => {
-        done();
-        lastError = err.message;
-        resolve(false);
-      });
-      req.on("timeout", () => req.destroy(new Error("timeout")));
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error(`envd at ${address}:${ENVD_PORT} did not answer within ${timeoutMs} ms (${lastError})`);
-}
-
-/**
- * Waits until envd has quiesced: a connection attempt to its port is refused. An attempt that
- * still connects is closed from this side at once (so it leaves nothing behind in the sandbox).
- */
-export async function waitForEnvdQuiet(address: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = "";
-  while (Date.now() < deadline) {
-    const refused = await new Promise<boolean>((resolve) => {
-      const socket = net.connect({ host: address, port: ENVD_PORT });
-      socket.setTimeout(1000, () => socket.destroy(new Error("timeout")));
-      socket.once("connect", () => {
-        last = "still accepting";
-        socket.destroy();
-        resolve(false);
-      });
-      socket.once("error", (err: NodeJS.ErrnoException) => {
-        last = err.code ?? err.message;
-        resolve(err.code === "ECONNREFUSED");
-      });
-    });
-    if (refused) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`envd at ${address}:${ENVD_PORT} did not quiesce within ${timeoutMs} ms (${last})`);
 }

@@ -1,10 +1,5 @@
-import {
-  type CommandResult,
-  type EnvdTarget,
-  type OutputHandler,
-  runCommand,
-  startCommand,
-} from "./envd-exec.js";
+import { type CommandResult, type OutputHandler, runCommand, startCommand } from "./commands.js";
+import type { EnvdTarget } from "./envd-http.js";
 
 /** envd tag of a template's start command, so clients can find (and reconnect to) it. */
 export const START_COMMAND_TAG = "start-cmd";

@@ -1,0 +1,80 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { openapiDocument } from "@x/platform-client";
+import type { Logger } from "../lib/log.js";
+import type { RuntimeName } from "../model/sandbox.js";
+import type { MetricsSampler } from "../observability/metrics-sampler.js";
+import type { Orchestrator } from "../orchestrator/orchestrator.js";
+import type { Store } from "../store/index.js";
+import type { BuildService } from "../templates/build-service.js";
+import { createAuthenticator } from "./authenticate.js";
+import type { Handlers } from "./handler.js";
+import { OpenApiRouter } from "./openapi.js";
+import { keyRoutes } from "./routes/keys.js";
+import { sandboxLogsRoutes } from "./routes/sandbox-logs.js";
+import { sandboxMetricsRoutes } from "./routes/sandbox-metrics.js";
+import { sandboxRoutes } from "./routes/sandboxes.js";
+import { snapshotRoutes } from "./routes/snapshots.js";
+import { templateRoutes } from "./routes/templates.js";
+import { createApiHandler } from "./server.js";
+
+export interface ApiOptions {
+  store: Store;
+  orchestrator: Orchestrator;
+  builds: BuildService;
+  sampler: MetricsSampler;
+  log: Logger;
+  domain: string;
+  envdVersion: string;
+  platformVersion: string;
+  maxSandboxesPerTeam: number;
+  maxTimeoutSeconds: number;
+  diskSizeMB: number;
+  availableRuntimes: RuntimeName[];
+  /** Path of a sandbox's console log. */
+  consoleLog(sandboxId: string): string;
+  /** Called before a template's layers go (the warm pool lets go of its sandboxes). */
+  beforeTemplateDelete(templateId: string): Promise<void>;
+  observeRequest?(op: string, status: number, seconds: number): void;
+  observeCreate?(runtime: RuntimeName, seconds: number): void;
+}
+
+/** The platform API as one request listener: every operation of openapi.yaml, routed and checked against it. */
+export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const present = { domain: o.domain, envdVersion: o.envdVersion };
+  const limits = { maxSandboxesPerTeam: o.maxSandboxesPerTeam, maxTimeoutSeconds: o.maxTimeoutSeconds };
+  const handlers: Handlers = {
+    getHealth: async () => ({ status: 200, body: { status: "ok", version: o.platformVersion } }),
+    ...keyRoutes(o.store),
+    ...sandboxRoutes({
+      ...present,
+      ...limits,
+      store: o.store,
+      orchestrator: o.orchestrator,
+      availableRuntimes: o.availableRuntimes,
+      observeCreate: o.observeCreate,
+    }),
+    ...sandboxMetricsRoutes({ store: o.store, sampler: o.sampler }),
+    ...sandboxLogsRoutes({ store: o.store, consoleLog: o.consoleLog }),
+    ...templateRoutes({
+      ...o.builds,
+      store: o.store,
+      envdVersion: o.envdVersion,
+      diskSizeMB: o.diskSizeMB,
+      beforeDelete: o.beforeTemplateDelete,
+    }),
+    ...snapshotRoutes({
+      ...present,
+      ...limits,
+      store: o.store,
+      orchestrator: o.orchestrator,
+      layers: o.builds.layers,
+    }),
+  };
+  return createApiHandler({
+    router: new OpenApiRouter(openapiDocument),
+    handlers,
+    authenticate: createAuthenticator(o.store, o.log),
+    log: o.log,
+    observe: o.observeRequest,
+  });
+}

@@ -1,0 +1,44 @@
+/**
+ * What kind of failure a domain error is. The API maps each to one HTTP status (api/errors.ts);
+ * everything else in the platform only says what went wrong.
+ */
+export type ErrorCode =
+  /** The request is malformed or asks for something impossible (400). */
+  | "invalid"
+  /** No or a wrong credential (401). */
+  | "unauthenticated"
+  /** The caller may not do this to a thing that exists (403). */
+  | "forbidden"
+  | "not_found"
+  /** The thing is in a state that does not allow this now (409). */
+  | "conflict"
+  /** A body or upload larger than accepted (413). */
+  | "too_large"
+  /** A limit of the team was reached (429, with a time to retry after). */
+  | "quota"
+  /** The platform cannot take this now, e.g. no capacity (503, with a time to retry after). */
+  | "unavailable";
+
+/** A failure the caller can act on: a code for the kind, a message that says what to do. */
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** For `quota` and `unavailable`: when trying again makes sense. */
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+    this.name = "DomainError";
+  }
+}
+
+export const invalid = (message: string) => new DomainError("invalid", message);
+export const unauthenticated = (message: string) => new DomainError("unauthenticated", message);
+export const forbidden = (message: string) => new DomainError("forbidden", message);
+export const notFound = (message: string) => new DomainError("not_found", message);
+export const conflict = (message: string) => new DomainError("conflict", message);
+export const tooLarge = (message: string) => new DomainError("too_large", message);
+export const quotaExceeded = (message: string, retryAfterSeconds = 1) =>
+  new DomainError("quota", message, retryAfterSeconds);
+export const unavailable = (message: string, retryAfterSeconds = 1) =>
+  new DomainError("unavailable", message, retryAfterSeconds);

@@ -1,0 +1,45 @@
+/** Where a sandbox runs: gVisor (`runsc`, the default) or `runc`. */
+export type RuntimeName = "runc" | "runsc";
+
+export type SandboxState = "starting" | "running" | "paused" | "killed";
+
+/**
+ * How deep a paused sandbox sleeps: frozen (memory kept in RAM, instant resume), checkpointed
+ * (memory on disk, processes continue on resume), stopped (files kept, processes restart).
+ */
+export type PauseKind = "frozen" | "checkpointed" | "stopped";
+
+/** A sandbox as the platform records it. */
+export interface Sandbox {
+  id: string;
+  teamId: string;
+  templateId: string;
+  buildId: string;
+  /** The template name the create asked for, when it named one. */
+  alias?: string;
+  state: SandboxState;
+  /** Set while paused. */
+  pauseKind?: PauseKind;
+  runtime: RuntimeName;
+  startedAt: string;
+  /** When the sandbox times out (ISO time). */
+  endAt: string;
+  cpuCount: number;
+  memoryMB: number;
+  diskSizeMB: number;
+  metadata: Record<string, string>;
+  /** The template's environment with the create's on top. */
+  envVars: Record<string, string>;
+  envdAccessToken: string;
+  allowInternet: boolean;
+  /** On timeout: pause instead of kill. */
+  autoPause: boolean;
+  /** Traffic through the proxy resumes it when paused. */
+  autoResume: boolean;
+  killedAt?: string;
+}
+
+/** Live means not killed: starting, running or paused. */
+export function isLive(sandbox: Sandbox | undefined): sandbox is Sandbox {
+  return sandbox !== undefined && sandbox.state !== "killed";
+}

@@ -1,0 +1,114 @@
+import type { RuntimeName } from "./sandbox.js";
+
+/** Alias of the public template every sandbox starts from unless told otherwise. */
+export const BASE_ALIAS = "base";
+
+/** The tag a build gets when none is named, and what a name without a tag means. */
+export const DEFAULT_TAG = "default";
+
+export interface Template {
+  id: string;
+  teamId: string;
+  public: boolean;
+  createdAt: string;
+  updatedAt: string;
+  lastSpawnedAt: string | null;
+  spawnCount: number;
+}
+
+export type BuildStatus = "waiting" | "building" | "ready" | "error";
+
+/** What a sandbox of a build starts with: default user and working directory, environment, start and ready commands. */
+export interface RuntimeSpec {
+  user: string;
+  workdir?: string;
+  envVars: Record<string, string>;
+  startCmd?: string;
+  readyCmd?: string;
+}
+
+/** What a memory snapshot's build keeps besides its layers. */
+export interface MemoryImage {
+  /** The checkpoint image, relative to the data directory (stored beside the layers). */
+  image: string;
+  /** Runtime that wrote it; only that runtime restores it. */
+  runtime: RuntimeName;
+  /** The envd token in the image's memory: a restored sandbox is handed its own through it. */
+  accessToken: string;
+}
+
+/**
+ * Everything a build records about itself besides its layers: the runtime spec once built, the
+ * tags it is to get, the request it was built from, and for snapshots their source and memory.
+ */
+export interface BuildSpec extends Partial<RuntimeSpec> {
+  tags?: string[];
+  /** The build request as the client sent it (kept for inspection). */
+  request?: unknown;
+  snapshotOf?: { sandboxId: string; buildId: string };
+  memory?: MemoryImage;
+  /** What a built-in image (the `base` template) was made with, and its recipe's hash. */
+  from?: string;
+  recipe?: string;
+}
+
+export interface Build {
+  id: string;
+  templateId: string;
+  status: BuildStatus;
+  /** Why it failed, and at which step (1-based, `base` or `finalize`), when status is error. */
+  reason?: { message: string; step?: string };
+  createdAt: string;
+  updatedAt: string;
+  finishedAt?: string;
+  cpuCount: number;
+  memoryMB: number;
+  diskSizeMB: number;
+  envdVersion: string;
+  spec: BuildSpec;
+  /** Layers relative to the data directory, topmost first, once built. */
+  layers: string[];
+  /** `files` for a filesystem snapshot, `memory` when a checkpoint image is kept with it. */
+  snapshotKind?: "files" | "memory";
+}
+
+/** The runtime spec of a build, with its defaults. */
+export function runtimeSpecOf(build: Pick<Build, "spec">): RuntimeSpec {
+  const { spec } = build;
+  return {
+    user: spec.user ?? "user",
+    workdir: spec.workdir,
+    envVars: spec.envVars ?? {},
+    startCmd: spec.startCmd,
+    readyCmd: spec.readyCmd,
+  };
+}
+
+/** The memory image of a memory snapshot's build; undefined for every other build. */
+export function memoryImageOf(build: Pick<Build, "spec" | "snapshotKind">): MemoryImage | undefined {
+  return build.snapshotKind === "memory" ? build.spec.memory : undefined;
+}
+
+/** A parsed template reference: `id`, `alias`, `namespace/alias`, each optionally `:tag`. */
+export interface TemplateRef {
+  namespace?: string;
+  name: string;
+  tag?: string;
+}
+
+export function parseTemplateRef(ref: string): TemplateRef {
+  const colon = ref.lastIndexOf(":");
+  const nameAndNs = colon > 0 ? ref.slice(0, colon) : ref;
+  const tag = colon > 0 ? ref.slice(colon + 1) : undefined;
+  const slash = nameAndNs.indexOf("/");
+  return slash > 0
+    ? { namespace: nameAndNs.slice(0, slash), name: nameAndNs.slice(slash + 1), tag }
+    : { name: nameAndNs, tag };
+}
+
+export interface BuildLogEntry {
+  timestamp: string;
+  level: string;
+  message: string;
+  step?: string;
+}

@@ -1,0 +1,37 @@
+import { nowIso } from "../lib/ids.js";
+import type { OrchestratorContext } from "./context.js";
+
+/**
+ * After a restart: running containers are adopted as they are; sandboxes whose container
+ * is gone are recovered as stopped (files kept); leftovers of creates that never finished go.
+ */
+export async function adoptSandboxes(ctx: OrchestratorContext): Promise<void> {
+  for (const sandbox of await ctx.store.sandboxes.live()) {
+    const id = sandbox.id;
+    try {
+      if (sandbox.state === "starting") {
+        await ctx.host.destroy(sandbox);
+        await ctx.store.sandboxes.update(id, { state: "killed", killedAt: nowIso() });
+        continue;
+      }
+      const status = await ctx.host.status(sandbox);
+      if (sandbox.state === "running" && status === "running") {
+        const address = await ctx.host.address(id);
+        if (address) ctx.live.serve(id, address, sandbox.envdAccessToken);
+        ctx.armDeadline(sandbox);
+      } else if (sandbox.state === "paused" && sandbox.pauseKind === "frozen" && status === "paused") {
+        ctx.live.of(id).address = await ctx.host.address(id);
+        ctx.armDeepPause(id);
+      } else if (sandbox.state === "paused" && sandbox.pauseKind !== "frozen") {
+        ctx.live.of(id);
+      } else {
+        await ctx.host.stop(sandbox);
+        await ctx.store.sandboxes.update(id, { state: "paused", pauseKind: "stopped" });
+        await ctx.store.events.record("sandbox.recovered", { teamId: sandbox.teamId, sandboxId: id });
+        ctx.live.of(id);
+      }
+    } catch (err) {
+      ctx.log.error({ sandboxId: id, err }, "could not adopt sandbox");
+    }
+  }
+}

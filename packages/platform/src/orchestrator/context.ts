@@ -1,0 +1,32 @@
+import type { KeyedLock } from "../lib/keyed-lock.js";
+import type { Logger } from "../lib/log.js";
+import type { RuntimeName } from "../model/sandbox.js";
+import type { SandboxHost } from "../sandbox/sandbox-host.js";
+import type { Store } from "../store/index.js";
+import type { LiveSandboxes } from "./live.js";
+import type { WarmPool } from "./warm-pool.js";
+
+export interface OrchestratorOptions {
+  store: Store;
+  host: SandboxHost;
+  dataDir: string;
+  defaultRuntime: RuntimeName;
+  /** A frozen sandbox older than this is checkpointed (or stopped) to free its memory. */
+  deepPauseAfterMs: number;
+  log: Logger;
+  /** Ready sandboxes to hand out instead of booting; none when unset. */
+  pool?: WarmPool;
+  /** Called when a sandbox stops serving (kill, pause), to cut its open connections. */
+  onUnavailable?(sandboxId: string): void;
+}
+
+/** What the orchestrator's parts share: its options, the live side of sandboxes and the locks. */
+export interface OrchestratorContext extends OrchestratorOptions {
+  live: LiveSandboxes;
+  /** One operation at a time per sandbox (create, pause, resume, kill, snapshot). */
+  lock: KeyedLock;
+  /** Arms the end-of-life timer of a sandbox (after create, resume or a new timeout). */
+  armDeadline(sandbox: { id: string; endAt: string }): void;
+  /** Arms the timer that deepens a frozen pause. */
+  armDeepPause(id: string): void;
+}

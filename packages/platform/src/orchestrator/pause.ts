@@ -1,0 +1,133 @@
+import { nowIso } from "../lib/ids.js";
+import { conflict, notFound } from "../model/errors.js";
+import { isLive, type PauseKind, type Sandbox } from "../model/sandbox.js";
+import { buildOf, initSandbox } from "./boot.js";
+import { sandboxBootSpec } from "./boot-spec.js";
+import type { OrchestratorContext } from "./context.js";
+
+/** How long a sandbox resumed without its own timeout may run. */
+const RESUMED_TIMEOUT_MS = 300_000;
+
+export async function liveSandbox(ctx: OrchestratorContext, id: string): Promise<Sandbox> {
+  const sandbox = await ctx.store.sandboxes.get(id);
+  if (!isLive(sandbox)) throw notFound(`sandbox ${id} not found`);
+  return sandbox;
+}
+
+/**
+ * Pauses a running sandbox. Frozen by default (memory kept in RAM, deepened later: see
+ * deepPause); `checkpointed` or `stopped` go deeper at once, e.g. when the caller does not
+ * need the memory kept (`memory: false` on the API).
+ */
+export function pauseSandbox(ctx: OrchestratorContext, id: string, depth: PauseKind): Promise<PauseKind> {
+  return ctx.lock.run(id, async (): Promise<PauseKind> => {
+    const sandbox = await liveSandbox(ctx, id);
+    if (sandbox.state === "paused") throw conflict(`sandbox ${id} is already paused`);
+    // the proxy stops routing here before the sandbox stops answering
+    const live = ctx.live.of(id);
+    live.serving = false;
+    ctx.onUnavailable?.(id);
+    try {
+      await ctx.host.freeze(sandbox);
+    } catch (err) {
+      live.serving = true;
+      throw err;
+    }
+    clearTimeout(live.endTimer);
+    await ctx.store.sandboxes.update(id, { state: "paused", pauseKind: "frozen" });
+    await ctx.store.events.record("sandbox.paused", {
+      teamId: sandbox.teamId,
+      sandboxId: id,
+      data: { kind: "frozen" },
+    });
+    if (depth !== "frozen") return deepen(ctx, sandbox, depth);
+    ctx.armDeepPause(id);
+    return "frozen";
+  });
+}
+
+/**
+ * Moves a frozen sandbox out of memory: a checkpoint where the runtime can (gVisor, and only
+ * while the sandbox's own processes hold no listening sockets), otherwise a stop that keeps
+ * its files.
+ */
+export function deepPause(ctx: OrchestratorContext, id: string): Promise<PauseKind | undefined> {
+  return ctx.lock.run(id, async () => {
+    const sandbox = await ctx.store.sandboxes.get(id);
+    if (sandbox?.state !== "paused" || sandbox.pauseKind !== "frozen") return undefined;
+    return deepen(ctx, sandbox, "checkpointed");
+  });
+}
+
+/** Frozen → checkpointed (when wanted and possible) or stopped. Runs under the sandbox's lock. */
+async function deepen(
+  ctx: OrchestratorContext,
+  sandbox: Sandbox,
+  want: "checkpointed" | "stopped",
+): Promise<PauseKind> {
+  await ctx.host.thaw(sandbox);
+  let kind: PauseKind = "stopped";
+  if (want === "checkpointed" && ctx.host.canCheckpoint(sandbox.runtime)) {
+    try {
+      await ctx.host.checkpoint(sandbox);
+      kind = "checkpointed";
+    } catch (err) {
+      ctx.log.warn({ sandboxId: sandbox.id, err }, "checkpoint failed, stopping instead");
+    }
+  }
+  if (kind === "stopped") await ctx.host.stop(sandbox);
+  const live = ctx.live.of(sandbox.id);
+  live.address = undefined;
+  clearTimeout(live.deepPauseTimer);
+  await ctx.store.sandboxes.update(sandbox.id, { pauseKind: kind });
+  await ctx.store.events.record("sandbox.paused", {
+    teamId: sandbox.teamId,
+    sandboxId: sandbox.id,
+    data: { kind },
+  });
+  return kind;
+}
+
+/**
+ * Resumes a paused sandbox (a running one only gets the longer of its timeouts). Returns the
+ * sandbox and whether it was paused.
+ */
+export function resumeSandbox(
+  ctx: OrchestratorContext,
+  id: string,
+  timeoutSeconds?: number,
+): Promise<{ sandbox: Sandbox; resumed: boolean }> {
+  return ctx.lock.run(id, async () => {
+    const sandbox = await liveSandbox(ctx, id);
+    const endAt =
+      timeoutSeconds === undefined ? undefined : nowIso(new Date(Date.now() + timeoutSeconds * 1000));
+    if (sandbox.state !== "paused") {
+      if (endAt && endAt > sandbox.endAt) {
+        sandbox.endAt = endAt;
+        await ctx.store.sandboxes.update(id, { endAt });
+        ctx.armDeadline(sandbox);
+      }
+      return { sandbox, resumed: false };
+    }
+    const live = ctx.live.of(id);
+    clearTimeout(live.deepPauseTimer);
+    if (sandbox.pauseKind === "frozen") {
+      await ctx.host.thaw(sandbox);
+      live.address ??= await ctx.host.address(id);
+    } else {
+      const spec = sandboxBootSpec(ctx.dataDir, sandbox, await buildOf(ctx, sandbox));
+      live.address =
+        sandbox.pauseKind === "checkpointed" ? await ctx.host.restore(spec) : await ctx.host.boot(spec);
+      if (sandbox.pauseKind === "stopped") await initSandbox(sandbox, live.address);
+    }
+    if (!live.address) throw new Error(`sandbox ${id} has no address after resuming`);
+    ctx.live.serve(id, live.address, sandbox.envdAccessToken);
+    sandbox.state = "running";
+    delete sandbox.pauseKind;
+    sandbox.endAt = endAt ?? nowIso(new Date(Date.now() + RESUMED_TIMEOUT_MS));
+    await ctx.store.sandboxes.update(id, { state: "running", pauseKind: null, endAt: sandbox.endAt });
+    await ctx.store.events.record("sandbox.resumed", { teamId: sandbox.teamId, sandboxId: id });
+    ctx.armDeadline(sandbox);
+    return { sandbox, resumed: true };
+  });
+}

@@ -1,0 +1,79 @@
+import http from "node:http";
+import type net from "node:net";
+import type { Logger } from "../lib/log.js";
+import type { Downstream } from "./downstream.js";
+import type { ErrorReply } from "./replies.js";
+import type { ProxyTarget } from "./routing.js";
+import type { ProxyMetrics } from "./types.js";
+
+/** One request (or tunnel) in flight to a sandbox; `cut` ends it from the proxy's side. */
+export interface Exchange {
+  cut(): void;
+}
+
+/** A sandbox's keep-alive pool and its exchanges in flight. */
+export interface SandboxConnections {
+  agent: http.Agent;
+  exchanges: Set<Exchange>;
+}
+
+/**
+ * Upstream connections per sandbox. The pool being per sandbox means a reused address can never
+ * receive a previous sandbox's connection; cutting a sandbox ends its exchanges and its pool.
+ */
+export class SandboxPools {
+  private readonly pools = new Map<string, SandboxConnections>();
+
+  constructor(private readonly o: { maxSockets: number; idleTimeoutMs: number }) {}
+
+  of(sandboxID: string): SandboxConnections {
+    let connections = this.pools.get(sandboxID);
+    if (!connections) {
+      connections = {
+        agent: new http.Agent({
+          keepAlive: true,
+          maxSockets: this.o.maxSockets,
+          maxFreeSockets: 64,
+          scheduling: "lifo",
+          timeout: this.o.idleTimeoutMs,
+        }),
+        exchanges: new Set(),
+      };
+      this.pools.set(sandboxID, connections);
+    }
+    return connections;
+  }
+
+  has(sandboxID: string): boolean {
+    return this.pools.has(sandboxID);
+  }
+
+  /** Destroys every exchange of the sandbox and its pool. */
+  cut(sandboxID: string): void {
+    const connections = this.pools.get(sandboxID);
+    if (!connections) return;
+    this.pools.delete(sandboxID);
+    for (const exchange of connections.exchanges) exchange.cut();
+    connections.agent.destroy();
+  }
+
+  cutAll(): void {
+    for (const sandboxID of [...this.pools.keys()]) this.cut(sandboxID);
+  }
+}
+
+/** What forwarding and tunnelling use of the proxy: its counters, pools, settings and replies. */
+export interface ExchangeContext {
+  readonly metrics: ProxyMetrics;
+  readonly log: Logger;
+  /** Keep and extend clients' `X-Forwarded-*`. */
+  readonly trusted: boolean;
+  connectionsOf(sandboxID: string): SandboxConnections;
+  replyWith(down: Downstream, error: ErrorReply): void;
+  replyRaw(socket: net.Socket, error: ErrorReply): void;
+  upstreamError(target: ProxyTarget, err: NodeJS.ErrnoException): ErrorReply;
+  readonly countFromClient: (chunk: Buffer) => void;
+  readonly countToClient: (chunk: Buffer) => void;
+  /** Gives a new upstream connection its connect deadline. */
+  readonly onUpstreamSocket: (socket: net.Socket) => void;
+}

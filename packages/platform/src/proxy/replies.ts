@@ -1,0 +1,58 @@
+import http from "node:http";
+import type net from "node:net";
+import type { ProxyTarget } from "./routing.js";
+import type { ProxyErrorKind } from "./types.js";
+
+/** An answer of the proxy's own: JSON `{code, message}` (with `sandboxID` and `port` where they apply). */
+export interface ErrorReply {
+  status: number;
+  kind: ProxyErrorKind;
+  body: { code: number; message: string; sandboxID?: string; port?: number };
+}
+
+/** 400 for a request that names no sandbox. */
+export function noRouteReply(domain: string | undefined): ErrorReply {
+  const host = `{port}-{sandboxID}.${domain ?? "{domain}"}`;
+  return {
+    status: 400,
+    kind: "no_route",
+    body: {
+      code: 400,
+      message: `No sandbox in the request: send the Host "${host}" or the headers E2b-Sandbox-Id and E2b-Sandbox-Port`,
+    },
+  };
+}
+
+/** 502 for a sandbox that is unknown, killed or paused: e2b's `isRunning()` reads 502 as "not running". */
+export function notRunning(sandboxID: string, kind: ProxyErrorKind, message: string): ErrorReply {
+  return { status: 502, kind, body: { code: 502, message, sandboxID } };
+}
+
+/** 502 for a port of a running sandbox that refuses or cannot be reached. */
+export function upstreamErrorReply(target: ProxyTarget, err: NodeJS.ErrnoException): ErrorReply {
+  const { sandboxID, port } = target;
+  if (err.code === "ECONNREFUSED") {
+    const message = `The sandbox ${sandboxID} is running but nothing is listening on port ${port}`;
+    return { status: 502, kind: "port_closed", body: { code: 502, message, sandboxID, port } };
+  }
+  const message = `The sandbox ${sandboxID} is not reachable on port ${port} (${err.code ?? err.message})`;
+  return { status: 502, kind: "upstream_unreachable", body: { code: 502, message, sandboxID, port } };
+}
+
+/** Writes an error reply on a raw socket (an upgrade request's) and ends the connection. */
+export function writeRawReply(socket: net.Socket, error: ErrorReply): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify(error.body);
+  socket.write(
+    `HTTP/1.1 ${error.status} ${http.STATUS_CODES[error.status]}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+  socket.destroySoon();
+}
+
+/** Raw header pairs as an HTTP/1.1 header block. */
+export function headerBlock(raw: readonly string[]): string {
+  let block = "";
+  for (let i = 0; i < raw.length; i += 2) block += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  return block;
+}

@@ -1,0 +1,20 @@
+import path from "node:path";
+import type { ContainerRuntime, RuntimeName } from "./container-runtime.js";
+import { createRuntime } from "./create-runtime.js";
+
+/** The runtimes installed on this host (gVisor first), each keeping its state under `dataDir`. */
+export async function availableRuntimes(dataDir: string): Promise<Map<RuntimeName, ContainerRuntime>> {
+  const runtimes = new Map<RuntimeName, ContainerRuntime>();
+  const problems: string[] = [];
+  for (const name of ["runsc", "runc"] as const) {
+    try {
+      runtimes.set(name, await createRuntime(name, { stateDir: path.join(dataDir, "runtime", name) }));
+    } catch (err) {
+      problems.push(err instanceof Error ? err.message : String(err));
+    }
+  }
+  if (runtimes.size === 0) {
+    throw new Error(`no sandbox runtime found: ${problems.join("; ")} (apt-get install runsc runc)`);
+  }
+  return runtimes;
+}
