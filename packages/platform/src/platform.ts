@@ -13,7 +13,7 @@ import { MetricsSampler } from "./observability/metrics-sampler.js";
 import { createPlatformMetrics } from "./observability/platform-metrics.js";
 import { Orchestrator } from "./orchestrator/orchestrator.js";
 import { WarmPool } from "./orchestrator/warm-pool.js";
-import { createProxyServer, type ProxyServer } from "./proxy/index.js";
+import { createProxyServer, type ProxyServer, registerProxyMetrics } from "./proxy/index.js";
 import type { ImageBuildProgress } from "./rootfs/base-image.js";
 import { availableRuntimes } from "./runtime/available.js";
 import { SandboxHost } from "./sandbox/sandbox-host.js";
@@ -154,7 +154,8 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     log: root.child({ component: "metrics" }),
   });
   sampler.start();
-  const metrics = createPlatformMetrics({ store, proxy: () => proxy?.metrics });
+  const metrics = createPlatformMetrics({ store });
+  registerProxyMetrics(metrics.registry, () => proxy?.metrics);
   const apiLog = root.child({ component: "api" });
   const api = http.createServer(
     withMetricsEndpoint(

@@ -1,3 +1,4 @@
+export { registerProxyMetrics } from "./metrics.js";
 export type { ProxyServer, ProxyServerOptions } from "./proxy-server.js";
 export { createProxyServer } from "./proxy-server.js";
 export type { ProxyTarget } from "./routing.js";

@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
+import { ENVD_PORT } from "@x/envd-client";
 
 /** envd's port inside every sandbox: the default when only `E2b-Sandbox-Id` is sent. */
-export const ENVD_PORT = 49983;
+export { ENVD_PORT };
 
 export interface ProxyTarget {
   sandboxID: string;

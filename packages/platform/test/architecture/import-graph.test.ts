@@ -39,7 +39,7 @@ const LAYERS: Record<string, number> = {
  */
 const PACKAGES: Record<string, RegExp> = {
   agent: /^@x\/envd-client$/,
-  proxy: /^$/,
+  proxy: /^@x\/envd-client$/,
   model: /^$/,
 };
 

@@ -70,7 +70,10 @@ export async function startTestPlatform(
     ...opts.config,
   };
   // quiet unless asked (X_LOG_LEVEL=debug): the suite's output is for failures
-  const log = createLogger({ level: (process.env.X_LOG_LEVEL as LogLevel | undefined) ?? "warn", format: "json" });
+  const log = createLogger({
+    level: (process.env.X_LOG_LEVEL as LogLevel | undefined) ?? "warn",
+    format: "json",
+  });
   const platform = await startPlatform(config, { log });
   const apiKey = platform.firstApiKey;
   if (!apiKey) throw new Error("a fresh test store should have produced a first API key");
