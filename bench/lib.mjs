@@ -22,6 +22,7 @@ export const bench = {
     pooled: {},
     held: {},
     api: {},
+    tti: {},
     errors: [],
     notes: [],
   },

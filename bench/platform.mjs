@@ -5,7 +5,7 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { bench, log, PKG } from "./lib.mjs";
 
-const { DEFAULTS, startPlatform } = await import(PKG("platform/dist/index.js"));
+const { DEFAULTS, createLogger, startPlatform } = await import(PKG("platform/dist/index.js"));
 const { createEnvdClient, envdHeaders } = await import(PKG("envd-client/dist/index.js"));
 
 export { DEFAULTS, envdHeaders };
@@ -17,7 +17,7 @@ const usedNets = new Set();
  * Starts a platform on `dataDir` with the given warm pool size. Close it with closePlatform, which
  * kills every sandbox it made.
  */
-export async function openPlatform(dataDir, { warmPoolSize, defaultRuntime }) {
+export async function openPlatform(dataDir, { warmPoolSize = DEFAULTS.warmPoolSize, defaultRuntime }) {
   const { opts } = bench;
   // the sandbox tests use 10.100-249: the bench keeps to 10.250-255
   let n = Math.floor(Math.random() * 6);
@@ -39,7 +39,13 @@ export async function openPlatform(dataDir, { warmPoolSize, defaultRuntime }) {
   log(
     `starting a platform (warm pool ${warmPoolSize}, data ${dataDir}, net ${config.networkCidr}, prefix ${config.networkPrefix})`,
   );
-  const platform = await startPlatform(config);
+  // the platform's JSON lines go to a file beside the report, not to the console
+  const logger = createLogger({
+    level: "info",
+    format: "json",
+    destination: bench.platformLog ?? process.stderr,
+  });
+  const platform = await startPlatform(config, { log: logger });
   const ctx = {
     platform,
     dataDir,

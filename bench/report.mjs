@@ -11,6 +11,9 @@ export const TARGETS = {
   idleHeld: { count: 100, memEachMB: { runc: 64, runsc: 96 } },
   pauseResumeFrozenP50Ms: 20,
   checkpointRestoreEnvdP50Ms: 300,
+  ttiSequentialP50Ms: { runc: 40, runsc: 200 },
+  ttiStaggeredVsSequential: 1.5,
+  ttiBurstVsCpuBound: { 20: 1.5, 100: 2 },
 };
 
 /** One row per DESIGN §8 figure and runtime: the result and whether it meets its target. */
@@ -123,6 +126,42 @@ export function targetRows() {
           : "restore request until envd /health answers",
       );
   }
+  for (const rt of opts.runtimes) {
+    const T = results.tti[rt];
+    if (!T) continue;
+    atMost(
+      "TTI (create → probe → `node -v`, public client), sequential p50",
+      rt,
+      TARGETS.ttiSequentialP50Ms[rt],
+      T.sequential?.p50,
+      "ms",
+      `${T.sequential?.ok ?? 0} in a row, x serve defaults`,
+    );
+    const seqP50 = T.sequential?.p50;
+    atMost(
+      "TTI, 20 started 200 ms apart, p50 (× sequential p50)",
+      rt,
+      TARGETS.ttiStaggeredVsSequential,
+      seqP50 && T.staggered?.p50 ? T.staggered.p50 / seqP50 : undefined,
+      "×",
+      T.staggered
+        ? `p50 ${fmt(T.staggered.p50, 0)} ms, ${T.staggered.ok} ok, ${T.staggered.failed} failed`
+        : "",
+    );
+    for (const n of [20, 100]) {
+      const B = T[`burst${n}`];
+      atMost(
+        `TTI, ${n} at once, makespan (× CPU bound)`,
+        rt,
+        TARGETS.ttiBurstVsCpuBound[n],
+        B?.boundRatio,
+        "×",
+        B
+          ? `makespan ${fmt(B.makespanMs, 0)} ms vs bound ${fmt(B.cpuBoundMs, 0)} ms; p50 ${fmt(B.p50, 0)} / p95 ${fmt(B.p95, 0)} ms; ${B.ok} ok, ${B.failed} failed`
+          : "",
+      );
+    }
+  }
   const f = results.floors;
   for (const r of rows) {
     const s = results.scenarios[r.runtime] ?? {};
@@ -215,6 +254,47 @@ export function markdown(meta) {
   floorRow("local `cp -a` of 100 MB in 10 files", f.copyTree100MB);
   floorRow("local write of 10,000 small files (100 at a time)", f.write10kFiles);
   floorRow("local readdir of 10,000 files", f.list10kFiles);
+
+  if (Object.keys(results.tti).length) {
+    L.push(
+      "",
+      "## Time to interactive (public e2b client)",
+      "",
+      "`Sandbox.create()` → an identity probe (about ten small processes) → `node -v`, both read to the end, through the unchanged `e2b` client against a platform with `x serve`'s defaults; the kill is not timed. CPU bound of a burst of n = n × (CPU seconds one sequential TTI costs: this process, which holds platform and client, its reaped children, and the sandbox's cgroup) ÷ cores.",
+      "",
+      "| shape | runtime | ok / failed | p50 | p95 | p99 | max | makespan | CPU bound |",
+      "|---|---|---|---|---|---|---|---|---|",
+    );
+    for (const rt of opts.runtimes) {
+      const T = results.tti[rt];
+      if (!T) continue;
+      const cell = (x) => (x === undefined ? "–" : `${fmt(x, 0)} ms`);
+      const line = (name, x, extra = ["–", "–"]) =>
+        x &&
+        row([
+          name,
+          rt,
+          `${x.ok} / ${x.failed ?? 0}`,
+          cell(x.p50),
+          cell(x.p95),
+          cell(x.p99),
+          cell(x.max),
+          ...extra,
+        ]);
+      line(
+        `sequential (${T.sequential?.ok ?? 0}); ${fmt(T.sequential?.cpuSecondsPerTti, 3)} CPU s each`,
+        T.sequential,
+      );
+      line("staggered, 20 every 200 ms", T.staggered, [cell(T.staggered?.makespanMs), "–"]);
+      for (const n of [20, 100])
+        line(`burst of ${n}`, T[`burst${n}`], [
+          cell(T[`burst${n}`]?.makespanMs),
+          cell(T[`burst${n}`]?.cpuBoundMs),
+        ]);
+      for (const key of ["staggered", "burst20", "burst100"])
+        for (const e of T[key]?.errors ?? []) L.push("", `- ${rt} ${key} error: ${e}`);
+    }
+  }
 
   L.push(
     "",

@@ -27,6 +27,8 @@ function parseArgs(argv) {
     pool: 2,
     apiRequests: 2000,
     budgetMin: 14,
+    only: undefined,
+    tti: { sequential: 100, staggered: 20, bursts: [20, 100] },
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -47,6 +49,13 @@ function parseArgs(argv) {
     else if (a === "--pool") o.pool = Math.max(1, Number(next()));
     else if (a === "--api-requests") o.apiRequests = Math.max(32, Number(next()));
     else if (a === "--budget-min") o.budgetMin = Number(next());
+    else if (a === "--only") o.only = next().split(",").filter(Boolean);
+    else if (a === "--tti-sequential") o.tti.sequential = Math.max(10, Number(next()));
+    else if (a === "--tti-bursts")
+      o.tti.bursts = next()
+        .split(",")
+        .map(Number)
+        .filter((n) => n > 0);
     else if (a === "--help" || a === "-h") {
       console.log(USAGE);
       process.exit(0);
@@ -55,6 +64,8 @@ function parseArgs(argv) {
   if (o.held.some((n) => !Number.isInteger(n))) fail("--held takes integers, e.g. 10,25,50,100");
   if (!Number.isInteger(o.pool)) fail("--pool takes an integer ≥ 1");
   for (const rt of o.runtimes) if (rt !== "runsc" && rt !== "runc") fail(`unknown runtime ${rt}`);
+  for (const part of o.only ?? [])
+    if (!["tti", "pool", "cold", "held"].includes(part)) fail(`unknown part ${part}`);
   return o;
 }
 
@@ -85,6 +96,7 @@ const { closePlatform, openPlatform } = await import("./platform.mjs");
 const { runtimeScenarios } = await import("./scenarios/runtime.mjs");
 const { pooledScenarios } = await import("./scenarios/pooled.mjs");
 const { heldScenario } = await import("./scenarios/held.mjs");
+const { ttiScenarios } = await import("./scenarios/tti.mjs");
 const { markdown, TARGETS, targetRows } = await import("./report.mjs");
 const { linePlot } = await import("./png.mjs");
 const { results } = bench;
@@ -94,12 +106,8 @@ const stamp = new Date().toISOString().replace(/[:.]/g, "-");
 const outDir = path.join(HERE, "results");
 mkdirSync(outDir, { recursive: true });
 const platformLog = createWriteStream(path.join(outDir, `${stamp}.platform.log`));
-// the platform logs JSON lines on stderr: keep them out of the console, in a file beside the report
-const stderrWrite = process.stderr.write.bind(process.stderr);
-process.stderr.write = (chunk, ...rest) => {
-  if (String(chunk).startsWith('{"t":')) return platformLog.write(chunk);
-  return stderrWrite(chunk, ...rest);
-};
+// the platforms log JSON lines into a file beside the report, not onto the console
+bench.platformLog = platformLog;
 
 const scratch = mkdtempSync(path.join("/var/tmp", "x-bench-"));
 const meta = {
@@ -141,8 +149,11 @@ async function prepareDataDir(name) {
   return dataDir;
 }
 
+const wanted = (part) => !opts.only || opts.only.includes(part);
+
 async function main() {
   const nrt = opts.runtimes.length;
+  const ttiDir = wanted("tti") ? await prepareDataDir("data-tti") : undefined;
   // Phase weights: each phase gets its weight's share of the time then left (see phases()). The
   // held sandboxes come last, as they use whatever is left; the warm pool platform comes first,
   // then the one without (both are never up at once).
@@ -151,9 +162,14 @@ async function main() {
   let cold;
   try {
     await phases([
+      ...opts.runtimes.map((rt) => [
+        wanted("tti") ? (rt === "runsc" ? 3 : 1.5) : 0,
+        () => (wanted("tti") ? ttiScenarios(ttiDir, rt, opts.tti) : undefined),
+      ]),
       [
-        1.2 * nrt,
+        wanted("pool") ? 1.2 * nrt : 0,
         async () => {
+          if (!wanted("pool")) return;
           const ctx = await openPlatform(poolDir, {
             warmPoolSize: opts.pool,
             defaultRuntime: opts.runtimes[0],
@@ -166,17 +182,21 @@ async function main() {
         },
       ],
       [
-        0.8,
+        wanted("cold") || wanted("held") ? 0.8 : 0,
         async () => {
+          if (!wanted("cold") && !wanted("held")) return;
           cold = await openPlatform(coldDir, { warmPoolSize: 0, defaultRuntime: opts.runtimes[0] });
           const dirs = (await readdir(path.join(coldDir, "images"))).filter((d) => d.startsWith("base-"));
           await floors(scratch, path.join(coldDir, "images", dirs[0], "rootfs"));
         },
       ],
-      ...opts.runtimes.map((rt) => [rt === "runsc" ? 3.5 : 2.5, () => runtimeScenarios(cold, rt)]),
+      ...opts.runtimes.map((rt) => [
+        wanted("cold") ? (rt === "runsc" ? 3.5 : 2.5) : 0,
+        () => (wanted("cold") ? runtimeScenarios(cold, rt) : undefined),
+      ]),
       ...opts.runtimes.map((rt, i) => [
-        rt === "runsc" ? 2.5 : 1.5,
-        () => (cold ? heldScenario(cold, rt, { withApiLoad: i === 0 }) : undefined),
+        wanted("held") ? (rt === "runsc" ? 2.5 : 1.5) : 0,
+        () => (cold && wanted("held") ? heldScenario(cold, rt, { withApiLoad: i === 0 }) : undefined),
       ]),
     ]);
   } finally {
@@ -253,7 +273,6 @@ writeFileSync(
   `${JSON.stringify({ meta, opts, targets: TARGETS, targetResults: targetRows(), ...results }, null, 2)}\n`,
 );
 platformLog.end();
-process.stderr.write = stderrWrite;
 console.log(`\n${md}`);
 console.log(
   `report: ${path.relative(ROOT, path.join(outDir, `${stamp}.md`))} (+ .json${meta.plot ? ", -held.png" : ""}, .platform.log)`,
