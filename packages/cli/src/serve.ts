@@ -25,8 +25,13 @@ ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUN
   --network-prefix P  prefix of the netns, veth and nftables names this platform owns, at most
                       6 lowercase letters or digits (X_NETWORK_PREFIX, default ${DEFAULTS.networkPrefix})
   --network-cidr CIDR pool of /30 sandbox networks (X_NETWORK_CIDR, default ${DEFAULTS.networkCidr})
-  --pool-size N       ready sandboxes kept per template build, so creates need not boot; 0 turns
-                      the warm pool off (X_POOL_SIZE, default ${DEFAULTS.warmPoolSize})
+  --pool-size N       ready sandboxes kept at least per template build, so creates need not boot;
+                      0 keeps none (X_POOL_SIZE, default ${DEFAULTS.warmPoolSize})
+  --pool-max N        ready sandboxes kept at most per template build when demand grows; pools
+                      size themselves between the two (X_POOL_MAX, default 16)
+  --boot-concurrency N
+                      sandboxes booting at once; creates beyond it wait their turn (X_BOOT_CONCURRENCY,
+                      default cores + 1)
   --deep-pause-after S
                       a sandbox frozen this many seconds is checkpointed (gVisor) or stopped
                       to free its memory (X_DEEP_PAUSE_AFTER, default ${DEFAULTS.deepPauseAfterMs / 1000})
@@ -65,6 +70,8 @@ export function serveConfig(argv: string[]): ServeOptions {
       "network-prefix": { type: "string" },
       "network-cidr": { type: "string" },
       "pool-size": { type: "string" },
+      "pool-max": { type: "string" },
+      "boot-concurrency": { type: "string" },
       "deep-pause-after": { type: "string" },
       "allow-internal": { type: "string" },
       "dns-upstream": { type: "string" },
@@ -89,6 +96,18 @@ export function serveConfig(argv: string[]): ServeOptions {
   const poolSize = values["pool-size"] ?? env.X_POOL_SIZE;
   if (poolSize !== undefined && !/^\d+$/.test(poolSize))
     throw new Error(`--pool-size must be a whole number, got ${poolSize}`);
+  const whole = (v: string | undefined, flag: string, min = 0) => {
+    if (v === undefined) return undefined;
+    if (!/^\d+$/.test(v) || Number(v) < min)
+      throw new Error(`${flag} must be a whole number ≥ ${min}, got ${v}`);
+    return Number(v);
+  };
+  const poolMax = whole(values["pool-max"] ?? env.X_POOL_MAX, "--pool-max");
+  const bootConcurrency = whole(
+    values["boot-concurrency"] ?? env.X_BOOT_CONCURRENCY,
+    "--boot-concurrency",
+    1,
+  );
   const deepPause = values["deep-pause-after"] ?? env.X_DEEP_PAUSE_AFTER;
   if (deepPause !== undefined && !/^\d+$/.test(deepPause))
     throw new Error(`--deep-pause-after must be a whole number of seconds, got ${deepPause}`);
@@ -123,6 +142,8 @@ export function serveConfig(argv: string[]): ServeOptions {
       networkCidr: values["network-cidr"] ?? env.X_NETWORK_CIDR ?? DEFAULTS.networkCidr,
       deepPauseAfterMs: deepPause === undefined ? DEFAULTS.deepPauseAfterMs : Number(deepPause) * 1000,
       warmPoolSize: poolSize === undefined ? DEFAULTS.warmPoolSize : Number(poolSize),
+      ...(poolMax !== undefined ? { warmPoolMax: poolMax } : {}),
+      ...(bootConcurrency !== undefined ? { bootConcurrency } : {}),
       allowInternal: list(values["allow-internal"] ?? env.X_ALLOW_INTERNAL) ?? DEFAULTS.allowInternal,
       dnsUpstreams: dnsUpstream === "none" ? [] : list(dnsUpstream),
       envdDir: envdBundleDir(),

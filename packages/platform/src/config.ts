@@ -23,8 +23,15 @@ export interface PlatformConfig {
   maxTimeoutSeconds: number;
   /** Default disk of a sandbox's writable layer (templates may set their own). */
   diskSizeMB: number;
-  /** Ready sandboxes kept per template build and runtime, so create need not boot; 0 disables. */
+  /**
+   * Ready sandboxes kept at least per template build and runtime, so create need not boot; with
+   * 0 (and no `warmPoolMax`) none are kept and every create boots its own.
+   */
   warmPoolSize: number;
+  /** Ready sandboxes kept at most per template build and runtime, when demand asks; 16 by default (0 when `warmPoolSize` is 0). */
+  warmPoolMax?: number;
+  /** Sandboxes booting at once (a boot is mostly CPU); cores + 1 by default. */
+  bootConcurrency?: number;
   /**
    * Private IPv4 ranges (CIDRs) sandboxes with internet may reach, e.g. a package mirror on the
    * operator's network. Every other private, loopback, link-local or CGNAT address is refused.

@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
+import { runCommand } from "./agent/commands.js";
 import { installEnvd } from "./agent/install.js";
 import { createApi } from "./api/index.js";
 import type { PlatformConfig } from "./config.js";
@@ -11,6 +12,7 @@ import { createNetworkManager } from "./network/network-manager.js";
 import { withMetricsEndpoint } from "./observability/metrics-endpoint.js";
 import { MetricsSampler } from "./observability/metrics-sampler.js";
 import { createPlatformMetrics } from "./observability/platform-metrics.js";
+import { BootBudget } from "./orchestrator/boot-budget.js";
 import { Orchestrator } from "./orchestrator/orchestrator.js";
 import { WarmPool } from "./orchestrator/warm-pool.js";
 import { createProxyServer, type ProxyServer, registerProxyMetrics } from "./proxy/index.js";
@@ -106,9 +108,19 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     log: root.child({ component: "sandbox" }),
   });
   let proxy: ProxyServer | undefined;
+  const budget = new BootBudget({ concurrent: config.bootConcurrency });
+  const metrics = createPlatformMetrics({ store, pool: () => warmPool.stats() });
   const warmPool = new WarmPool({
-    size: config.warmPoolSize,
+    min: config.warmPoolSize,
+    max: config.warmPoolMax ?? (config.warmPoolSize > 0 ? Math.max(16, config.warmPoolSize) : 0),
     host,
+    budget,
+    onBoot: metrics.observeBoot,
+    // a login shell once: envd's and the shell's cold paths are paid before anyone waits
+    warmUp: async (member, spec) => {
+      const target = { address: member.address, accessToken: member.accessToken };
+      await runCommand(target, { cmd: "exec /bin/bash -l -c true", user: spec.defaultUser });
+    },
     // per network prefix: platforms sharing a data dir never touch each other's members
     recordDir: path.join(config.dataDir, "pool", config.networkPrefix),
     log: root.child({ component: "warm-pool" }),
@@ -117,6 +129,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     store,
     host,
     pool: warmPool,
+    budget,
     dataDir: config.dataDir,
     defaultRuntime,
     deepPauseAfterMs: config.deepPauseAfterMs,
@@ -154,7 +167,6 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     log: root.child({ component: "metrics" }),
   });
   sampler.start();
-  const metrics = createPlatformMetrics({ store });
   registerProxyMetrics(metrics.registry, () => proxy?.metrics);
   const apiLog = root.child({ component: "api" });
   const api = http.createServer(

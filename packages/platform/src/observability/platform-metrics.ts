@@ -1,8 +1,21 @@
 import type { Store } from "../store/index.js";
 import { Registry } from "./metrics.js";
 
+/** One warm pool as these metrics read it (the orchestrator's `WarmPool.stats()`). */
+export interface PoolCounts {
+  templateId: string;
+  runtime: string;
+  ready: number;
+  booting: number;
+  waiting: number;
+  target: number;
+  hits: number;
+  misses: number;
+}
+
 export interface PlatformMetricsSources {
   store: Store;
+  pool?(): PoolCounts[];
 }
 
 export interface PlatformMetrics {
@@ -10,6 +23,8 @@ export interface PlatformMetrics {
   /** The API server's observe hook. */
   observeApiRequest(operation: string, status: number, seconds: number): void;
   observeSandboxCreate(runtime: string, seconds: number): void;
+  /** A sandbox boot (for a create or a pool), how long it took and whether it worked. */
+  observeBoot(runtime: string, seconds: number, ok: boolean): void;
 }
 
 const API_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -36,9 +51,40 @@ export function createPlatformMetrics(sources: PlatformMetricsSources): Platform
     CREATE_BUCKETS,
   );
   const sandboxes = registry.gauge("x_sandboxes", "Sandboxes not killed, by state.", ["state"]);
+  const bootDuration = registry.histogram(
+    "x_sandbox_boot_duration_seconds",
+    "Time a sandbox took to boot (envd answering), waiting for a boot slot included, by runtime and outcome.",
+    ["runtime", "outcome"],
+    CREATE_BUCKETS,
+  );
+  const poolLabels = ["template", "runtime"];
+  const poolReady = registry.gauge("x_warm_pool_ready", "Warm pool members ready to be taken.", poolLabels);
+  const poolBooting = registry.gauge("x_warm_pool_booting", "Warm pool members booting.", poolLabels);
+  const poolWaiting = registry.gauge("x_warm_pool_waiting", "Creates waiting for a member.", poolLabels);
+  const poolTarget = registry.gauge(
+    "x_warm_pool_target",
+    "Members a pool keeps ready now, sized to demand between its minimum and maximum.",
+    poolLabels,
+  );
+  const poolTakes = registry.counter(
+    "x_warm_pool_takes_total",
+    "Creates that found a member ready (hit) or not (miss).",
+    [...poolLabels, "result"],
+  );
   registry.onCollect(async () => {
     const counts = await sources.store.sandboxes.countByState();
     for (const state of SANDBOX_STATES) sandboxes.set({ state }, counts[state] ?? 0);
+    const pools = sources.pool?.() ?? [];
+    for (const gauge of [poolReady, poolBooting, poolWaiting, poolTarget]) gauge.clear();
+    for (const p of pools) {
+      const labels = { template: p.templateId, runtime: p.runtime };
+      poolReady.set(labels, p.ready);
+      poolBooting.set(labels, p.booting);
+      poolWaiting.set(labels, p.waiting);
+      poolTarget.set(labels, p.target);
+      poolTakes.set({ ...labels, result: "hit" }, p.hits);
+      poolTakes.set({ ...labels, result: "miss" }, p.misses);
+    }
   });
 
   return {
@@ -48,5 +94,7 @@ export function createPlatformMetrics(sources: PlatformMetricsSources): Platform
       apiDuration.observe({ operation }, seconds);
     },
     observeSandboxCreate: (runtime, seconds) => createDuration.observe({ runtime }, seconds),
+    observeBoot: (runtime, seconds, ok) =>
+      bootDuration.observe({ runtime, outcome: ok ? "ok" : "failed" }, seconds),
   };
 }

@@ -33,17 +33,15 @@ export async function coldBoot(ctx: OrchestratorContext, sandbox: Sandbox, build
   return address;
 }
 
-/** A new sandbox's first start: from a memory image, a warm pool member or a cold boot. */
+/** A new sandbox's first start: from a memory image, or from a warm pool member (which takes its identity). */
 export async function firstStart(
   ctx: OrchestratorContext,
   sandbox: Sandbox,
   build: Build,
-  from: { memory?: MemoryImage; member?: PoolMember },
+  from: { memory: MemoryImage } | { member: PoolMember },
 ): Promise<string> {
-  if (from.memory) return restoreSnapshot(ctx, sandbox, build, from.memory);
-  const address = from.member
-    ? await handOver(ctx, from.member, sandbox)
-    : await coldBoot(ctx, sandbox, build);
+  if ("memory" in from) return restoreSnapshot(ctx, sandbox, build, from.memory);
+  const address = await handOver(ctx, from.member, sandbox);
   await startTemplateCommand(sandbox, address, build);
   return address;
 }

@@ -3,6 +3,7 @@ import type { Logger } from "../lib/log.js";
 import type { RuntimeName } from "../model/sandbox.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { Store } from "../store/index.js";
+import type { BootBudget } from "./boot-budget.js";
 import type { LiveSandboxes } from "./live.js";
 import type { WarmPool } from "./warm-pool.js";
 
@@ -14,8 +15,10 @@ export interface OrchestratorOptions {
   /** A frozen sandbox older than this is checkpointed (or stopped) to free its memory. */
   deepPauseAfterMs: number;
   log: Logger;
-  /** Ready sandboxes to hand out instead of booting; none when unset. */
-  pool?: WarmPool;
+  /** Where creates get their sandboxes: ready ones, or booted for them (see WarmPool). */
+  pool: WarmPool;
+  /** How many boots may run at once (shared with the pool). */
+  budget: BootBudget;
   /** Called when a sandbox stops serving (kill, pause), to cut its open connections. */
   onUnavailable?(sandboxId: string): void;
 }

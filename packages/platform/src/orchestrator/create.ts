@@ -1,10 +1,13 @@
 import { newSandboxId, newSecret, nowIso } from "../lib/ids.js";
+import { KeyedLock } from "../lib/keyed-lock.js";
+import { spans } from "../lib/spans.js";
 import { quotaExceeded } from "../model/errors.js";
 import type { RuntimeName, Sandbox } from "../model/sandbox.js";
 import type { Team } from "../model/team.js";
 import { type Build, memoryImageOf, runtimeSpecOf, type Template } from "../model/template.js";
 import { firstStart } from "./boot.js";
 import type { OrchestratorContext } from "./context.js";
+import type { PoolKey, PoolMember } from "./warm-pool.js";
 
 export interface CreateSandboxRequest {
   team: Team;
@@ -23,58 +26,91 @@ export interface CreateSandboxRequest {
 }
 
 /**
- * Creates a sandbox: on record first (a crash from then on is cleaned up as a sandbox that was
- * starting), then started from a memory image, a warm pool member or a cold boot. A team's
- * quota check and its insert are serialised, so concurrent creates cannot overshoot.
+ * A team's live sandboxes plus its creates still waiting for a sandbox (they have no record
+ * yet): checked and counted under one lock, so concurrent creates cannot overshoot the quota.
+ */
+export class TeamQuota {
+  private readonly lock = new KeyedLock();
+  private readonly pending = new Map<string, number>();
+
+  /** Counts one create against the team's limit; the returned release uncounts it. */
+  async reserve(ctx: OrchestratorContext, teamId: string, limit: number | undefined): Promise<() => void> {
+    await this.lock.run(teamId, async () => {
+      const pending = this.pending.get(teamId) ?? 0;
+      if (limit !== undefined && (await ctx.store.sandboxes.countLive(teamId)) + pending >= limit) {
+        throw quotaExceeded(`your team already runs ${limit} sandboxes, the most it may: kill one first`, 5);
+      }
+      this.pending.set(teamId, pending + 1);
+    });
+    return () => {
+      const left = (this.pending.get(teamId) ?? 1) - 1;
+      if (left > 0) this.pending.set(teamId, left);
+      else this.pending.delete(teamId);
+    };
+  }
+}
+
+/**
+ * Creates a sandbox: counted against the team's quota, then given a warm pool member (a ready
+ * one, or the next to boot; see WarmPool) unless it continues a memory snapshot, on record from
+ * then on (a crash afterwards is cleaned up as a sandbox that was starting), and started: the
+ * member takes the sandbox's identity, or the memory image is restored.
  */
 export async function createSandbox(
   ctx: OrchestratorContext,
-  teamLock: { run<T>(key: string, task: () => Promise<T>): Promise<T> },
+  quota: TeamQuota,
   req: CreateSandboxRequest,
-  keepWarm: (template: Template, build: Build, runtime: RuntimeName) => void,
+  poolKey: (template: Template, build: Build, runtime: RuntimeName) => PoolKey,
 ): Promise<Sandbox> {
-  const now = new Date();
+  const span = spans(ctx.log, "sandbox created");
   const memory = memoryImageOf(req.build);
   // a memory snapshot continues under the runtime that wrote it, unless another is asked for
   const runtime = req.runtime ?? memory?.runtime ?? ctx.defaultRuntime;
   const restoreMemory = memory?.runtime === runtime ? memory : undefined;
-  const member = restoreMemory ? undefined : ctx.pool?.claim(req.build.id, runtime);
-  const sandbox: Sandbox = {
-    id: member?.id ?? newSandboxId(),
-    teamId: req.team.id,
-    templateId: req.template.id,
-    buildId: req.build.id,
-    ...(req.alias ? { alias: req.alias } : {}),
-    state: "starting",
-    runtime,
-    startedAt: nowIso(now),
-    endAt: nowIso(new Date(now.getTime() + req.timeoutSeconds * 1000)),
-    cpuCount: req.build.cpuCount,
-    memoryMB: req.build.memoryMB,
-    diskSizeMB: req.build.diskSizeMB,
-    metadata: req.metadata,
-    envVars: { ...runtimeSpecOf(req.build).envVars, ...req.envVars },
-    envdAccessToken: newSecret(),
-    allowInternet: req.allowInternet,
-    autoPause: req.autoPause,
-    autoResume: req.autoResume,
-  };
+  const release = await quota.reserve(ctx, req.team.id, req.maxLivePerTeam);
+  let member: PoolMember | undefined;
+  let sandbox: Sandbox;
   try {
-    await teamLock.run(req.team.id, async () => {
-      const limit = req.maxLivePerTeam;
-      if (limit !== undefined && (await ctx.store.sandboxes.countLive(req.team.id)) >= limit) {
-        throw quotaExceeded(`your team already runs ${limit} sandboxes, the most it may: kill one first`, 5);
-      }
-      await ctx.store.sandboxes.insert(sandbox);
-    });
+    if (!restoreMemory) member = await ctx.pool.take(poolKey(req.template, req.build, runtime));
+    span.mark(member?.fromStock ? "pool" : "boot");
+    const now = new Date();
+    sandbox = {
+      id: member?.id ?? newSandboxId(),
+      teamId: req.team.id,
+      templateId: req.template.id,
+      buildId: req.build.id,
+      ...(req.alias ? { alias: req.alias } : {}),
+      state: "starting",
+      runtime,
+      startedAt: nowIso(now),
+      endAt: nowIso(new Date(now.getTime() + req.timeoutSeconds * 1000)),
+      cpuCount: req.build.cpuCount,
+      memoryMB: req.build.memoryMB,
+      diskSizeMB: req.build.diskSizeMB,
+      metadata: req.metadata,
+      envVars: { ...runtimeSpecOf(req.build).envVars, ...req.envVars },
+      envdAccessToken: newSecret(),
+      allowInternet: req.allowInternet,
+      autoPause: req.autoPause,
+      autoResume: req.autoResume,
+    };
+    await ctx.store.sandboxes.insert(sandbox);
   } catch (err) {
-    if (member) await ctx.host.destroy(member).finally(() => ctx.pool?.handedOver(member));
+    if (member) await ctx.host.destroy(member).finally(() => ctx.pool.handedOver(member!));
     throw err;
+  } finally {
+    release();
   }
-  if (member) await ctx.pool?.handedOver(member);
+  if (member) await ctx.pool.handedOver(member);
+  span.mark("record");
   return ctx.lock.run(sandbox.id, async () => {
     try {
-      const address = await firstStart(ctx, sandbox, req.build, { memory: restoreMemory, member });
+      const address = restoreMemory
+        ? await ctx.budget.run(() => firstStart(ctx, sandbox, req.build, { memory: restoreMemory }), {
+            urgent: true,
+          })
+        : await firstStart(ctx, sandbox, req.build, { member: member! });
+      span.mark(restoreMemory ? "restore" : "handover");
       ctx.live.serve(sandbox.id, address, sandbox.envdAccessToken);
       sandbox.state = "running";
       await ctx.store.sandboxes.update(sandbox.id, { state: "running" });
@@ -85,7 +121,8 @@ export async function createSandbox(
         data: { templateId: sandbox.templateId, runtime: sandbox.runtime },
       });
       ctx.armDeadline(sandbox);
-      if (!restoreMemory) keepWarm(req.template, req.build, runtime);
+      span.mark("record");
+      span.end({ sandboxId: sandbox.id, runtime, pooled: member?.fromStock ?? false });
       return sandbox;
     } catch (err) {
       ctx.log.error({ sandboxId: sandbox.id, err }, "sandbox failed to start");

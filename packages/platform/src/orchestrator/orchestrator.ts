@@ -6,10 +6,11 @@ import type { Build, Template } from "../model/template.js";
 import { adoptSandboxes } from "./adopt.js";
 import { buildBootSpec } from "./boot-spec.js";
 import type { OrchestratorContext, OrchestratorOptions } from "./context.js";
-import { type CreateSandboxRequest, createSandbox } from "./create.js";
+import { type CreateSandboxRequest, createSandbox, TeamQuota } from "./create.js";
 import { LiveSandboxes } from "./live.js";
 import { deepPause, liveSandbox, pauseSandbox, resumeSandbox } from "./pause.js";
 import { type StillState, withStateStill } from "./still.js";
+import type { PoolKey } from "./warm-pool.js";
 
 export type { OrchestratorOptions } from "./context.js";
 export type { CreateSandboxRequest } from "./create.js";
@@ -30,8 +31,7 @@ export type Route =
  */
 export class Orchestrator {
   private readonly ctx: OrchestratorContext;
-  /** Serialises a team's quota check with its insert, so concurrent creates cannot overshoot. */
-  private readonly teamLock = new KeyedLock();
+  private readonly quota = new TeamQuota();
 
   constructor(o: OrchestratorOptions) {
     this.ctx = {
@@ -43,23 +43,27 @@ export class Orchestrator {
     };
   }
 
-  /** Keeps sandboxes of this build ready in the warm pool (when there is one). */
+  /** Keeps sandboxes of this build ready in the warm pool (when it keeps any). */
   keepWarm(
     template: Pick<Template, "id">,
     build: Build,
     runtime: RuntimeName = this.ctx.defaultRuntime,
   ): void {
-    this.ctx.pool?.want({
+    this.ctx.pool.want(this.poolKey(template, build, runtime));
+  }
+
+  private poolKey(template: Pick<Template, "id">, build: Build, runtime: RuntimeName): PoolKey {
+    return {
       templateId: template.id,
       buildId: build.id,
       runtime,
       specFor: (id, token) => buildBootSpec(this.ctx.dataDir, build, id, runtime, token),
-    });
+    };
   }
 
   create(req: CreateSandboxRequest): Promise<Sandbox> {
-    return createSandbox(this.ctx, this.teamLock, req, (template, build, runtime) =>
-      this.keepWarm(template, build, runtime),
+    return createSandbox(this.ctx, this.quota, req, (template, build, runtime) =>
+      this.poolKey(template, build, runtime),
     );
   }
 

@@ -1,10 +1,10 @@
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { runCommand } from "../agent/commands.js";
 import { newSandboxId, newSecret } from "../lib/ids.js";
 import type { Logger } from "../lib/log.js";
 import type { RuntimeName } from "../model/sandbox.js";
 import type { BootSpec, SandboxHost } from "../sandbox/sandbox-host.js";
+import type { BootBudget } from "./boot-budget.js";
 
 /** A booted sandbox nobody owns yet: envd answers with the pool's own token. */
 export interface PoolMember {
@@ -14,93 +14,160 @@ export interface PoolMember {
   address: string;
   /** The token envd was started with; the claim replaces it through /init. */
   accessToken: string;
+  /** Whether it was ready when taken (a hit), rather than booted while its create waited. */
+  fromStock: boolean;
 }
 
-export interface WarmPoolOptions {
-  /** Ready sandboxes kept per (build, runtime); 0 disables the pool. */
-  size: number;
+export interface PoolLimits {
+  /** Ready members kept at least (the pool never shrinks below). */
+  min: number;
+  /** Ready members kept at most, however high demand goes. */
+  max: number;
+}
+
+export interface WarmPoolOptions extends PoolLimits {
   host: SandboxHost;
+  budget: BootBudget;
   /** Where this platform records its members, so the next start can remove what it left. */
   recordDir: string;
-  /** Most (build, runtime) pairs kept warm at once; the least recently used goes first. */
+  /** Most (build, runtime) pools kept at once; the least recently used is dropped. Default 4. */
   maxPools?: number;
+  /** A pool that gave out nothing for this long gives back one member above its minimum. Default 60 s. */
+  idleShrinkMs?: number;
   log: Logger;
+  /** Told of every boot, for the platform's metrics. */
+  onBoot?(runtime: RuntimeName, seconds: number, ok: boolean): void;
+  /**
+   * Run once in a member booted for stock before it is handed out, so that the cold paths it
+   * would pay on its first command (envd's, a login shell's) are paid while nobody waits.
+   */
+  warmUp?(member: PoolMember, spec: BootSpec): Promise<void>;
 }
 
-interface Pool {
-  key: string;
+/** Which pool, and how it boots a member given the member's id and token. */
+export interface PoolKey {
   templateId: string;
   buildId: string;
   runtime: RuntimeName;
-  /** The boot spec of a member, given its id and token. */
   specFor(id: string, accessToken: string): BootSpec;
+  /** This template's own limits, when it has any. */
+  limits?: Partial<PoolLimits>;
+}
+
+interface Waiter {
+  resolve(member: PoolMember): void;
+  reject(err: unknown): void;
+}
+
+interface Pool extends PoolKey {
+  key: string;
+  min: number;
+  max: number;
+  /** What demand says to keep ready, between min and max. */
+  target: number;
   ready: PoolMember[];
-  lastUsedMs: number;
-  /** After a failed boot, no new attempt before this time. */
+  /** Creates waiting for the next member, oldest first. */
+  waiters: Waiter[];
+  /** Members booting (for waiters or for stock). */
+  booting: number;
+  lastTakeMs: number;
+  hits: number;
+  misses: number;
+  /** After a failed boot, no refill for stock before this time. */
   retryAtMs: number;
 }
 
-/** A failed boot waits this long before the pool tries again (no hot loop on a broken build). */
+/** A failed boot waits this long before the pool refills again (no hot loop on a broken build). */
 const RETRY_AFTER_MS = 10_000;
 
 const keyOf = (buildId: string, runtime: RuntimeName) => `${buildId}/${runtime}`;
 
+export interface PoolStats {
+  templateId: string;
+  buildId: string;
+  runtime: RuntimeName;
+  ready: number;
+  booting: number;
+  waiting: number;
+  target: number;
+  min: number;
+  max: number;
+  hits: number;
+  misses: number;
+}
+
 /**
- * Ready sandboxes per template build and runtime, so a create only has to hand one its
- * identity (envd token, environment variables, metadata) instead of booting. Members are
- * booted one at a time in the background, never in the way of a create that found none.
- * Pools appear when a build is first used (and for `base` at start) and the least recently
- * used one is dropped when there are more than `maxPools`.
+ * Sandboxes for creates, per template build and runtime. A create takes a ready member when
+ * there is one (it then only gets its identity: envd token, environment, metadata); otherwise
+ * it waits for the next member of its pool to become ready, and the pool boots one for it: a
+ * create never causes two boots and never waits behind a later one. Pools size themselves to
+ * demand between a minimum and a maximum: every create that found none ready raises the target
+ * by one; a pool that gave out nothing for a minute gives one back. Boots, for creates and for
+ * stock, run concurrently within the host's boot budget (CPU and memory; see BootBudget).
+ * With a maximum of 0 no member is kept: each create still gets its own, booted for it.
  */
 export class WarmPool {
   private readonly pools = new Map<string, Pool>();
-  private pumping?: Promise<void>;
   private closed = false;
-  private readonly waiters = new Set<() => void>();
+  private readonly fullWaiters = new Set<() => void>();
+  private readonly shrinkTimer: NodeJS.Timeout;
 
-  constructor(private readonly o: WarmPoolOptions) {}
+  constructor(private readonly o: WarmPoolOptions) {
+    const idleMs = o.idleShrinkMs ?? 60_000;
+    this.shrinkTimer = setInterval(() => void this.shrinkIdle(idleMs), Math.min(idleMs, 10_000));
+    this.shrinkTimer.unref();
+  }
 
+  /** Whether members are kept ready at all (a maximum above 0). */
   get enabled(): boolean {
-    return this.o.size > 0 && !this.closed;
+    return this.o.max > 0 && !this.closed;
   }
 
-  /** Keeps `size` members of this build ready from now on (a no-op when already kept). */
-  want(p: Pick<Pool, "templateId" | "buildId" | "runtime" | "specFor">): void {
-    if (!this.enabled) return;
-    const key = keyOf(p.buildId, p.runtime);
-    const existing = this.pools.get(key);
-    if (existing) {
-      existing.lastUsedMs = Date.now();
-      return;
-    }
-    this.pools.set(key, { ...p, key, ready: [], lastUsedMs: Date.now(), retryAtMs: 0 });
-    void this.evictBeyondLimit();
-    this.pump();
+  /** Keeps members of this build ready from now on (when enabled; a no-op for a known pool). */
+  want(key: PoolKey): void {
+    if (this.closed) return;
+    const pool = this.poolOf(key);
+    pool.lastTakeMs = Date.now();
+    this.refill(pool);
   }
 
-  /** Takes a ready member of this build, if there is one; the pool refills behind it. */
-  claim(buildId: string, runtime: RuntimeName): PoolMember | undefined {
-    const pool = this.pools.get(keyOf(buildId, runtime));
-    if (!pool) return undefined;
-    pool.lastUsedMs = Date.now();
+  /**
+   * A member for a create: a ready one, or the next one to become ready (booted for this
+   * create when none is on its way). Rejects when the host has no memory for another sandbox
+   * or the boot fails.
+   */
+  async take(key: PoolKey): Promise<PoolMember> {
+    if (this.closed) throw new Error("the platform is shutting down");
+    const pool = this.poolOf(key);
+    pool.lastTakeMs = Date.now();
     const member = pool.ready.shift();
-    this.pump();
-    return member;
+    if (member) {
+      pool.hits++;
+      this.refill(pool);
+      return { ...member, fromStock: true };
+    }
+    pool.misses++;
+    // demand outpaced what was kept: keep one more from now on
+    pool.target = Math.min(pool.max, pool.target + 1);
+    await this.o.budget.checkMemory();
+    const next = new Promise<PoolMember>((resolve, reject) => pool.waiters.push({ resolve, reject }));
+    this.refill(pool);
+    return next;
   }
 
-  /** The claimed member is on record as a sandbox now: the pool no longer answers for it. */
+  /** The taken member is on record as a sandbox now: the pool no longer answers for it. */
   async handedOver(member: PoolMember): Promise<void> {
     await this.forget(member.id);
   }
 
-  /** Resolves once every pool holds `size` members (or rejects after `timeoutMs`). */
+  /** Resolves once every pool holds its target of ready members (or rejects after `timeoutMs`). */
   async whenFull(timeoutMs = 120_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!this.isFull()) {
       if (Date.now() > deadline) throw new Error(`the warm pool did not fill within ${timeoutMs} ms`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 1000);
-        this.waiters.add(() => {
+        this.fullWaiters.add(() => {
           clearTimeout(timer);
           resolve();
         });
@@ -108,14 +175,19 @@ export class WarmPool {
     }
   }
 
-  /** Per pool: how many members are ready, of how many wanted. */
-  stats(): { templateId: string; buildId: string; runtime: RuntimeName; ready: number; size: number }[] {
+  stats(): PoolStats[] {
     return [...this.pools.values()].map((p) => ({
       templateId: p.templateId,
       buildId: p.buildId,
       runtime: p.runtime,
       ready: p.ready.length,
-      size: this.o.size,
+      booting: p.booting,
+      waiting: p.waiters.length,
+      target: p.target,
+      min: p.min,
+      max: p.max,
+      hits: p.hits,
+      misses: p.misses,
     }));
   }
 
@@ -126,10 +198,10 @@ export class WarmPool {
     }
   }
 
-  /** Stops refilling and removes every member. */
+  /** Stops refilling, fails creates still waiting and removes every ready member. */
   async close(): Promise<void> {
     this.closed = true;
-    await this.pumping;
+    clearInterval(this.shrinkTimer);
     for (const pool of [...this.pools.values()]) await this.drop(pool);
   }
 
@@ -149,85 +221,149 @@ export class WarmPool {
     }
   }
 
+  private poolOf(key: PoolKey): Pool {
+    const k = keyOf(key.buildId, key.runtime);
+    let pool = this.pools.get(k);
+    if (!pool) {
+      const max = Math.max(0, key.limits?.max ?? this.o.max);
+      const min = Math.min(max, Math.max(0, key.limits?.min ?? this.o.min));
+      pool = {
+        ...key,
+        key: k,
+        min,
+        max,
+        target: min,
+        ready: [],
+        waiters: [],
+        booting: 0,
+        lastTakeMs: Date.now(),
+        hits: 0,
+        misses: 0,
+        retryAtMs: 0,
+      };
+      this.pools.set(k, pool);
+      void this.evictBeyondLimit();
+    }
+    return pool;
+  }
+
   private isFull(): boolean {
-    return [...this.pools.values()].every((p) => p.ready.length >= this.o.size);
+    return [...this.pools.values()].every((p) => p.ready.length >= p.target || p.retryAtMs > Date.now());
   }
 
-  private async drop(pool: Pool): Promise<void> {
-    this.pools.delete(pool.key);
-    for (const member of pool.ready.splice(0)) await this.destroy(member);
+  /** Starts the boots the pool lacks: one per waiter not yet covered, then stock up to the target. */
+  private refill(pool: Pool): void {
+    if (this.closed || this.pools.get(pool.key) !== pool) return;
+    const forWaiters = pool.waiters.length - pool.booting;
+    for (let i = 0; i < forWaiters; i++) this.boot(pool, true);
+    if (pool.retryAtMs > Date.now()) return;
+    const stockMissing = pool.target - pool.ready.length - Math.max(0, pool.booting - pool.waiters.length);
+    for (let i = 0; i < stockMissing; i++) this.boot(pool, false);
   }
 
-  private async evictBeyondLimit(): Promise<void> {
-    const max = this.o.maxPools ?? 4;
-    const byAge = [...this.pools.values()].sort((a, b) => a.lastUsedMs - b.lastUsedMs);
-    for (const pool of byAge.slice(0, Math.max(0, byAge.length - max))) await this.drop(pool);
-  }
-
-  /** Boots members one at a time, most recently used pool first, until every pool is full. */
-  private pump(): void {
-    if (this.pumping || !this.enabled) return;
-    this.pumping = (async () => {
-      for (;;) {
-        const now = Date.now();
-        const next = [...this.pools.values()]
-          .filter((p) => p.ready.length < this.o.size && p.retryAtMs <= now)
-          .sort((a, b) => b.lastUsedMs - a.lastUsedMs)[0];
-        if (!next || this.closed) break;
-        await this.boot(next);
-      }
-    })().finally(() => {
-      this.pumping = undefined;
-      for (const wake of this.waiters) wake();
-      this.waiters.clear();
-      // a pool that failed gets its retry later
-      const retryAt = Math.min(...[...this.pools.values()].map((p) => p.retryAtMs));
-      if (!this.closed && Number.isFinite(retryAt) && retryAt > Date.now() && !this.isFull()) {
-        setTimeout(() => this.pump(), retryAt - Date.now()).unref();
-      }
-    });
-  }
-
-  private async boot(pool: Pool): Promise<void> {
+  private boot(pool: Pool, forCreate: boolean): void {
+    pool.booting++;
     const member: PoolMember = {
       id: newSandboxId(),
       runtime: pool.runtime,
       buildId: pool.buildId,
       address: "",
       accessToken: newSecret(),
+      fromStock: !forCreate,
     };
     const t0 = performance.now();
+    this.o.budget
+      .run(() => this.start(pool, member, forCreate), { urgent: forCreate })
+      .then(
+        () => {
+          this.o.onBoot?.(pool.runtime, (performance.now() - t0) / 1000, true);
+          this.o.log.debug(
+            {
+              sandboxId: member.id,
+              buildId: pool.buildId,
+              runtime: pool.runtime,
+              bootMs: Math.round(performance.now() - t0),
+            },
+            "warm pool member ready",
+          );
+          this.deliver(pool, member);
+        },
+        (err: unknown) => {
+          this.o.onBoot?.(pool.runtime, (performance.now() - t0) / 1000, false);
+          this.o.log.warn(
+            { buildId: pool.buildId, runtime: pool.runtime, err },
+            "warm pool member failed to boot",
+          );
+          pool.retryAtMs = Date.now() + RETRY_AFTER_MS;
+          // the create this boot was for learns why; stock refills try again later
+          if (forCreate) pool.waiters.shift()?.reject(err);
+        },
+      )
+      .finally(() => {
+        pool.booting--;
+        this.wakeFullWaiters();
+        if (!this.closed && pool.retryAtMs > Date.now()) {
+          setTimeout(() => this.refill(pool), pool.retryAtMs - Date.now()).unref();
+        }
+      });
+  }
+
+  /** Boots a member; one for stock is warmed up too (nobody waits for it). */
+  private async start(pool: Pool, member: PoolMember, forCreate: boolean): Promise<void> {
     try {
       await this.remember(member);
       const spec = pool.specFor(member.id, member.accessToken);
       member.address = await this.o.host.boot(spec);
-      // the first command in a fresh sandbox pays for envd's cold code paths and the login
-      // shell's first reads; the member pays here so the user's first command does not
-      const target = { address: member.address, accessToken: member.accessToken };
-      await runCommand(target, { cmd: "exec /bin/bash -l -c true", user: spec.defaultUser });
+      if (!forCreate) await this.o.warmUp?.(member, spec);
     } catch (err) {
-      pool.retryAtMs = Date.now() + RETRY_AFTER_MS;
-      this.o.log.warn({ buildId: pool.buildId, err }, "warm pool member failed to boot");
       await this.destroy(member);
+      throw err;
+    }
+  }
+
+  /** A new member goes to the oldest waiting create, or into stock (or away, when not wanted). */
+  private deliver(pool: Pool, member: PoolMember): void {
+    const waiter = pool.waiters.shift();
+    if (waiter) {
+      waiter.resolve({ ...member, fromStock: false });
       return;
     }
-    if (this.pools.get(pool.key) !== pool || this.closed) {
-      await this.destroy(member); // dropped while booting
+    if (this.closed || this.pools.get(pool.key) !== pool || pool.ready.length >= pool.target) {
+      void this.destroy(member);
       return;
     }
     pool.ready.push(member);
-    for (const wake of this.waiters) wake();
-    this.waiters.clear();
-    this.o.log.info(
-      {
-        sandboxId: member.id,
-        buildId: pool.buildId,
-        runtime: pool.runtime,
-        bootMs: Math.round(performance.now() - t0),
-        ready: pool.ready.length,
-      },
-      "warm pool member ready",
-    );
+  }
+
+  private wakeFullWaiters(): void {
+    for (const wake of this.fullWaiters) wake();
+    this.fullWaiters.clear();
+  }
+
+  /** Pools that gave out nothing for `idleMs` give back one member above their minimum. */
+  private async shrinkIdle(idleMs: number): Promise<void> {
+    const now = Date.now();
+    for (const pool of this.pools.values()) {
+      if (pool.target <= pool.min || now - pool.lastTakeMs < idleMs) continue;
+      pool.target--;
+      pool.lastTakeMs = now;
+      const extra = pool.ready.length > pool.target ? pool.ready.pop() : undefined;
+      if (extra) await this.destroy(extra);
+    }
+  }
+
+  private async drop(pool: Pool): Promise<void> {
+    this.pools.delete(pool.key);
+    for (const waiter of pool.waiters.splice(0)) waiter.reject(new Error("the pool was dropped"));
+    for (const member of pool.ready.splice(0)) await this.destroy(member);
+  }
+
+  private async evictBeyondLimit(): Promise<void> {
+    const max = this.o.maxPools ?? 4;
+    const idle = [...this.pools.values()]
+      .filter((p) => p.waiters.length === 0)
+      .sort((a, b) => a.lastTakeMs - b.lastTakeMs);
+    for (const pool of idle.slice(0, Math.max(0, this.pools.size - max))) await this.drop(pool);
   }
 
   private async destroy(member: PoolMember): Promise<void> {

@@ -3,6 +3,7 @@ import path from "node:path";
 import { ENVD_PORT } from "@x/envd-client";
 import { waitForEnvd, waitForEnvdQuiet } from "../agent/health.js";
 import type { Logger } from "../lib/log.js";
+import { spans } from "../lib/spans.js";
 import type { NetworkManager, SandboxNetwork } from "../network/network-manager.js";
 import { ensureDiskImage, mountDisk, type SandboxDisk, unmountDisk } from "../rootfs/disk.js";
 import { isOverlayMounted, mountOverlay, unmountOverlay } from "../rootfs/overlay.js";
@@ -171,11 +172,17 @@ export class SandboxHost {
 
   /** Boots the sandbox from its files and waits until envd answers. Returns its address. */
   async boot(spec: BootSpec): Promise<string> {
+    const span = spans(this.o.log, "sandbox booted", { sandboxId: spec.id, runtime: spec.runtime });
     const net = await this.freshNetwork(spec);
+    span.mark("network");
     const p = await this.prepareRootfs(spec, net.hostIp);
+    span.mark("rootfs");
     const runtime = this.runtime(spec.runtime);
     await runtime.run(await this.ref(spec.id), { bundleDir: p.bundle, consoleLog: p.consoleLog });
+    span.mark("runtime");
     await waitForEnvd(net.sandboxIp, 30_000);
+    span.mark("envd");
+    span.end();
     return net.sandboxIp;
   }
 

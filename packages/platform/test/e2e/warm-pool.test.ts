@@ -39,7 +39,7 @@ describe.each(["runc", "runsc"] as const)("warm pool and sandbox disk on %s", (r
 
   it("hands a ready sandbox its identity and refills", async () => {
     const [pool] = t.platform.warmPool.stats();
-    expect(pool).toMatchObject({ runtime, ready: 1, size: 1 });
+    expect(pool).toMatchObject({ runtime, ready: 1, target: 1 });
 
     const sandbox = await Sandbox.create({
       envs: { GREETING: "from the pool" },
