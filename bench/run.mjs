@@ -153,7 +153,9 @@ const wanted = (part) => !opts.only || opts.only.includes(part);
 
 async function main() {
   const nrt = opts.runtimes.length;
-  const ttiDir = wanted("tti") ? await prepareDataDir("data-tti") : undefined;
+  // a store of its own per runtime: each platform makes its first team and key
+  const ttiDirs = {};
+  if (wanted("tti")) for (const rt of opts.runtimes) ttiDirs[rt] = await prepareDataDir(`data-tti-${rt}`);
   // Phase weights: each phase gets its weight's share of the time then left (see phases()). The
   // held sandboxes come last, as they use whatever is left; the warm pool platform comes first,
   // then the one without (both are never up at once).
@@ -164,7 +166,7 @@ async function main() {
     await phases([
       ...opts.runtimes.map((rt) => [
         wanted("tti") ? (rt === "runsc" ? 3 : 1.5) : 0,
-        () => (wanted("tti") ? ttiScenarios(ttiDir, rt, opts.tti) : undefined),
+        () => (wanted("tti") ? ttiScenarios(ttiDirs[rt], rt, opts.tti) : undefined),
       ]),
       [
         wanted("pool") ? 1.2 * nrt : 0,

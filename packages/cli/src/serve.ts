@@ -29,6 +29,8 @@ ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUN
                       0 keeps none (X_POOL_SIZE, default ${DEFAULTS.warmPoolSize})
   --pool-max N        ready sandboxes kept at most per template build when demand grows; pools
                       size themselves between the two (X_POOL_MAX, default 16)
+  --memory-reserve MB host memory kept free: no sandbox boots below it and creates answer 503
+                      (X_MEMORY_RESERVE, default 10% of the host's)
   --boot-concurrency N
                       sandboxes booting at once; creates beyond it wait their turn (X_BOOT_CONCURRENCY,
                       default cores + 1)
@@ -72,6 +74,7 @@ export function serveConfig(argv: string[]): ServeOptions {
       "pool-size": { type: "string" },
       "pool-max": { type: "string" },
       "boot-concurrency": { type: "string" },
+      "memory-reserve": { type: "string" },
       "deep-pause-after": { type: "string" },
       "allow-internal": { type: "string" },
       "dns-upstream": { type: "string" },
@@ -108,6 +111,7 @@ export function serveConfig(argv: string[]): ServeOptions {
     "--boot-concurrency",
     1,
   );
+  const memoryReserve = whole(values["memory-reserve"] ?? env.X_MEMORY_RESERVE, "--memory-reserve");
   const deepPause = values["deep-pause-after"] ?? env.X_DEEP_PAUSE_AFTER;
   if (deepPause !== undefined && !/^\d+$/.test(deepPause))
     throw new Error(`--deep-pause-after must be a whole number of seconds, got ${deepPause}`);
@@ -144,6 +148,7 @@ export function serveConfig(argv: string[]): ServeOptions {
       warmPoolSize: poolSize === undefined ? DEFAULTS.warmPoolSize : Number(poolSize),
       ...(poolMax !== undefined ? { warmPoolMax: poolMax } : {}),
       ...(bootConcurrency !== undefined ? { bootConcurrency } : {}),
+      ...(memoryReserve !== undefined ? { memoryReserveMB: memoryReserve } : {}),
       allowInternal: list(values["allow-internal"] ?? env.X_ALLOW_INTERNAL) ?? DEFAULTS.allowInternal,
       dnsUpstreams: dnsUpstream === "none" ? [] : list(dnsUpstream),
       envdDir: envdBundleDir(),

@@ -1,3 +1,4 @@
+import { dropSupplementaryGroups } from "./process/launch.js";
 import { EnvdServer } from "./server.js";
 
 /**
@@ -8,6 +9,7 @@ import { EnvdServer } from "./server.js";
  * SIGUSR1 quiesces (closes every socket before a checkpoint), SIGUSR2 wakes it again.
  */
 async function main(): Promise<void> {
+  dropSupplementaryGroups();
   const env = process.env;
   const accessToken = env.ENVD_ACCESS_TOKEN;
   delete env.ENVD_ACCESS_TOKEN;

@@ -32,6 +32,8 @@ export interface PlatformConfig {
   warmPoolMax?: number;
   /** Sandboxes booting at once (a boot is mostly CPU); cores + 1 by default. */
   bootConcurrency?: number;
+  /** Host memory (MiB) kept available: no sandbox boots below it (503); 10% of the host's by default. */
+  memoryReserveMB?: number;
   /**
    * Private IPv4 ranges (CIDRs) sandboxes with internet may reach, e.g. a package mirror on the
    * operator's network. Every other private, loopback, link-local or CGNAT address is refused.

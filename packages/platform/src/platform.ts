@@ -108,7 +108,10 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     log: root.child({ component: "sandbox" }),
   });
   let proxy: ProxyServer | undefined;
-  const budget = new BootBudget({ concurrent: config.bootConcurrency });
+  const budget = new BootBudget({
+    concurrent: config.bootConcurrency,
+    memoryReserveBytes: config.memoryReserveMB === undefined ? undefined : config.memoryReserveMB * 2 ** 20,
+  });
   const metrics = createPlatformMetrics({ store, pool: () => warmPool.stats() });
   const warmPool = new WarmPool({
     min: config.warmPoolSize,
@@ -186,7 +189,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
         diskSizeMB: config.diskSizeMB,
         availableRuntimes: [...runtimes.keys()],
         consoleLog: (id) => host.paths(id).consoleLog,
-        beforeTemplateDelete: (templateId) => warmPool.discardTemplate(templateId),
+        dropWarmPools: (templateId) => warmPool.discardTemplate(templateId),
         observeRequest: metrics.observeApiRequest,
         observeCreate: metrics.observeSandboxCreate,
       }),

@@ -32,10 +32,14 @@ export default async function globalSetup(): Promise<void> {
     require("../src/rootfs/base-image.js") as typeof import("../src/rootfs/base-image.js");
   const { TEST_DATA_DIR } = require("./helpers/platform.js") as typeof import("./helpers/platform.js");
   const started = Date.now();
+  let phase = "";
   const image = await ensureBaseImage({
     dataDir: TEST_DATA_DIR,
+    // one line per phase, not per package
     onProgress: (p) => {
-      if (p.phase !== "packages") process.stderr.write(`base image: ${p.phase}: ${p.line}\n`);
+      if (p.phase === phase) return;
+      phase = p.phase;
+      process.stderr.write(`base image: ${p.phase} (${Math.floor((100 * p.done) / p.total)}%)\n`);
     },
   });
   if (image.built)

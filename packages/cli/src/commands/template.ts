@@ -17,6 +17,7 @@ const HELP = `x template: build and manage templates
   x template tag NAME[:TAG] NEWTAG...        point tags at the build NAME[:TAG] points at
   x template tag NAME --remove TAG...        remove tags
   x template delete NAME|ID
+  x template pool NAME|ID --min N --max N     sandboxes of it kept ready (a warm pool)
 
 'x template COMMAND --help' for each.
 
@@ -43,6 +44,12 @@ Build logs are shown as they come; --json prints the result at the end.
   get: "x template get NAME|ID: a template with its builds and tags\n",
   tag: "x template tag NAME[:TAG] NEWTAG... | x template tag NAME --remove TAG...\n",
   delete: "x template delete NAME|ID: delete a template with all its builds (no sandbox may use it)\n",
+  pool: `x template pool NAME|ID [--min N] [--max N]: how many sandboxes of the template are kept ready
+
+The platform keeps ready sandboxes per template build so that creates need not boot; the pool
+sizes itself to demand between --min and --max. Without them, the platform's own bounds
+(x serve --pool-size / --pool-max) apply again.
+`,
 };
 
 async function findBuildFile(context: string): Promise<string> {
@@ -77,6 +84,8 @@ export async function template(argv: string[], io: Io): Promise<number> {
     "ready-cmd": { type: "string" },
     "no-cache": { type: "boolean", default: false },
     remove: { type: "boolean", default: false },
+    min: { type: "string" },
+    max: { type: "string" },
   });
   if (values.help) {
     io.out(`${SUBHELP[command]}\n${CONNECTION_HELP}`);
@@ -176,6 +185,12 @@ export async function template(argv: string[], io: Io): Promise<number> {
           ["Public", data.public ? "yes" : "no"],
           ["Created", data.createdAt],
           [
+            "Warm pool",
+            data.warmPool
+              ? `min ${data.warmPool.min ?? "default"}, max ${data.warmPool.max ?? "default"}`
+              : "the platform's defaults",
+          ],
+          [
             "Sandboxes",
             `${data.spawnCount} started${data.lastSpawnedAt ? `, last ${data.lastSpawnedAt}` : ""}`,
           ],
@@ -212,6 +227,26 @@ export async function template(argv: string[], io: Io): Promise<number> {
         conn.api.POST("/templates/tags", { body: { target, tags } }),
       );
       print(io, json, data, `tagged build ${data.buildID} as ${data.tags.join(", ")}\n`);
+      return 0;
+    }
+    case "pool": {
+      const min = integer(name, "min", values.min as string | undefined);
+      const max = integer(name, "max", values.max as string | undefined);
+      await call(
+        conn,
+        `setting the warm pool of template ${ref()}`,
+        conn.api.PATCH("/v2/templates/{templateID}", {
+          ...templatePath(),
+          body: {
+            warmPool: { ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) },
+          },
+        }),
+      );
+      const bounds =
+        min === undefined && max === undefined
+          ? "the platform's defaults"
+          : `min ${min ?? "default"}, max ${max ?? "default"}`;
+      print(io, json, { templateID: ref(), warmPool: { min, max } }, `warm pool of ${ref()}: ${bounds}\n`);
       return 0;
     }
     case "delete": {

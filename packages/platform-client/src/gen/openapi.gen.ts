@@ -3566,6 +3566,9 @@ export const openapiDocument: Record<string, unknown> = {
           "nextToken"
         ],
         "properties": {
+          "warmPool": {
+            "$ref": "#/components/schemas/TemplateWarmPool"
+          },
           "templateID": {
             "type": "string"
           },
@@ -3727,12 +3730,33 @@ export const openapiDocument: Record<string, unknown> = {
           }
         }
       },
+      "TemplateWarmPool": {
+        "type": "object",
+        "description": "Extension: how many sandboxes of this template's builds the platform keeps ready, so\nthat creates need not boot. The pool sizes itself to demand between `min` and `max`\n(the platform's own defaults where a bound is left out).\n",
+        "properties": {
+          "min": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 0,
+            "maximum": 64
+          },
+          "max": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 0,
+            "maximum": 64
+          }
+        }
+      },
       "TemplateUpdateRequest": {
         "type": "object",
         "properties": {
           "public": {
             "type": "boolean",
             "description": "Make the template usable by every team (true) or only its own (false)."
+          },
+          "warmPool": {
+            "$ref": "#/components/schemas/TemplateWarmPool"
           }
         }
       },

@@ -1569,9 +1569,21 @@ export interface components {
         TemplateUpdateRequest: {
             /** @description Make the template usable by every team (true) or only its own (false). */
             public?: boolean;
+            warmPool?: components["schemas"]["TemplateWarmPool"];
         };
         TemplateUpdateResponse: {
             names: string[];
+        };
+        /**
+         * @description Extension: how many sandboxes of this template's builds the platform keeps ready, so
+         *     that creates need not boot. The pool sizes itself to demand between `min` and `max`
+         *     (the platform's own defaults where a bound is left out).
+         */
+        TemplateWarmPool: {
+            /** Format: int32 */
+            max?: number;
+            /** Format: int32 */
+            min?: number;
         };
         /** @description A template with one page of its builds (newest first). */
         TemplateWithBuilds: {
@@ -1599,6 +1611,7 @@ export interface components {
             templateID: string;
             /** Format: date-time */
             updatedAt: string;
+            warmPool?: components["schemas"]["TemplateWarmPool"];
         };
     };
     responses: {

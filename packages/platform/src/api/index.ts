@@ -32,8 +32,8 @@ export interface ApiOptions {
   availableRuntimes: RuntimeName[];
   /** Path of a sandbox's console log. */
   consoleLog(sandboxId: string): string;
-  /** Called before a template's layers go (the warm pool lets go of its sandboxes). */
-  beforeTemplateDelete(templateId: string): Promise<void>;
+  /** Lets go of the warm pools of a template (its layers go, or its pool bounds changed). */
+  dropWarmPools(templateId: string): Promise<void>;
   observeRequest?(op: string, status: number, seconds: number): void;
   observeCreate?(runtime: RuntimeName, seconds: number): void;
 }
@@ -60,7 +60,7 @@ export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResp
       store: o.store,
       envdVersion: o.envdVersion,
       diskSizeMB: o.diskSizeMB,
-      beforeDelete: o.beforeTemplateDelete,
+      dropWarmPools: o.dropWarmPools,
     }),
     ...snapshotRoutes({
       ...present,

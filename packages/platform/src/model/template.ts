@@ -14,6 +14,8 @@ export interface Template {
   updatedAt: string;
   lastSpawnedAt: string | null;
   spawnCount: number;
+  /** Its own bounds of the warm pool of its builds, where it has any. */
+  warmPool?: { min?: number; max?: number };
 }
 
 export type BuildStatus = "waiting" | "building" | "ready" | "error";

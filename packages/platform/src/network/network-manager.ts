@@ -1,4 +1,4 @@
-import { readdir } from "node:fs/promises";
+import { access, readdir } from "node:fs/promises";
 import { CommandError, command } from "../lib/command.js";
 import { AddressPool, intToIp, ipToInt, type SlotAddresses } from "./address-pool.js";
 import { Firewall } from "./firewall.js";
@@ -44,8 +44,13 @@ export class NetworkManager {
   readonly prefix: string;
   readonly pool: AddressPool;
   readonly firewall: Firewall;
-  /** Slots handed out by create() calls still in flight, not yet visible in the kernel. */
+  /** Slots handed out by create() calls still in flight. */
   private readonly reserved = new Set<number>();
+  /**
+   * The networks of this manager by sandbox id, read from the kernel once and kept up to date
+   * by create and destroy, so neither asks the kernel (an `ip` process) every time.
+   */
+  private known: Promise<Map<string, SandboxNetwork>> | undefined;
 
   constructor(opts: NetworkManagerOptions = {}) {
     this.prefix = opts.prefix ?? "x";
@@ -68,33 +73,36 @@ export class NetworkManager {
     await this.firewall.install(opts.dnsPort);
   }
 
+  private index(): Promise<Map<string, SandboxNetwork>> {
+    this.known ??= this.list().then(
+      (nets) => new Map(nets.map((n) => [n.id, n])),
+      (err: unknown) => {
+        this.known = undefined;
+        throw err;
+      },
+    );
+    return this.known;
+  }
+
+  /** A network for the sandbox: three processes (host side, sandbox side, firewall) in all. */
   async create(id: string, opts: CreateNetworkOptions): Promise<SandboxNetwork> {
     assertId(id);
-    const taken = new Set([...(await this.list()).map((n) => n.slot), ...this.reserved]);
+    const known = await this.index();
+    const taken = new Set([...[...known.values()].map((n) => n.slot), ...this.reserved]);
     const slot = this.pool.firstFree(taken);
     this.reserved.add(slot);
     const net = this.describe(id, slot);
     try {
-      await command("ip", ["netns", "add", net.netns]);
-      await command("ip", [
-        "link",
-        "add",
-        net.hostIf,
-        "type",
-        "veth",
-        "peer",
-        "name",
-        SANDBOX_IF,
-        "netns",
-        net.netns,
-      ]);
       await command("ip", ["-batch", "-"], {
         input: [
+          `netns add ${net.netns}`,
+          `link add ${net.hostIf} type veth peer name ${SANDBOX_IF} netns ${net.netns}`,
           `link set ${net.hostIf} alias ${id}`,
           `addr add ${net.hostIp}/${net.prefixLength} dev ${net.hostIf}`,
           `link set ${net.hostIf} up`,
         ].join("\n"),
       });
+      known.set(id, net);
       await this.prepare(net);
       await this.firewall.setInternet(net.hostIf, net.sandboxIp, opts.internet);
       return net;
@@ -132,7 +140,7 @@ export class NetworkManager {
   }
 
   async get(id: string): Promise<SandboxNetwork | undefined> {
-    return (await this.list()).find((n) => n.id === id);
+    return (await this.index()).get(id);
   }
 
   /** Every sandbox network of this manager, read from the kernel's veths. */
@@ -152,7 +160,8 @@ export class NetworkManager {
   async destroy(id: string): Promise<void> {
     const net = await this.get(id);
     if (net) await this.destroyParts(net);
-    else await ignoreMissing(command("ip", ["netns", "delete", this.netnsName(id)]));
+    else if (await exists(`${NETNS_DIR}/${this.netnsName(id)}`))
+      await ignoreMissing(command("ip", ["netns", "delete", this.netnsName(id)]));
   }
 
   /**
@@ -185,6 +194,7 @@ export class NetworkManager {
     }
     if (keep.size === 0) await this.firewall.remove();
     else await this.pruneInternetSet();
+    this.known = undefined;
     return removed;
   }
 
@@ -210,12 +220,18 @@ export class NetworkManager {
   }
 
   private async destroyParts(net: SandboxNetwork): Promise<void> {
-    // deleting the host end deletes its peer inside the netns as well
-    await ignoreMissing(command("ip", ["link", "delete", net.hostIf]));
-    await ignoreMissing(command("ip", ["netns", "delete", net.netns]));
-    if ((await this.firewall.describe()) !== null) {
-      await this.firewall.setInternet(net.hostIf, net.sandboxIp, false);
-    }
+    // deleting the host end deletes its peer inside the netns as well; -force goes on past
+    // a part that is gone already
+    await ignoreMissing(
+      command("ip", ["-force", "-batch", "-"], {
+        input: `link delete ${net.hostIf}\nnetns delete ${net.netns}`,
+      }),
+    );
+    (await this.index()).delete(net.id);
+    await this.firewall.setInternet(net.hostIf, net.sandboxIp, false).catch((err: unknown) => {
+      // no table (swept already) means no entry either
+      if (!(err instanceof CommandError)) throw err;
+    });
   }
 
   /** Drops internet entries whose veth no longer exists. */
@@ -248,6 +264,13 @@ function assertId(id: string): void {
   // the id becomes part of a netns file name and an interface alias
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(id))
     throw new Error(`invalid sandbox id for networking: "${id}"`);
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Tolerates "does not exist" failures so teardown is idempotent. */

@@ -45,18 +45,19 @@ export class Orchestrator {
 
   /** Keeps sandboxes of this build ready in the warm pool (when it keeps any). */
   keepWarm(
-    template: Pick<Template, "id">,
+    template: Pick<Template, "id" | "warmPool">,
     build: Build,
     runtime: RuntimeName = this.ctx.defaultRuntime,
   ): void {
     this.ctx.pool.want(this.poolKey(template, build, runtime));
   }
 
-  private poolKey(template: Pick<Template, "id">, build: Build, runtime: RuntimeName): PoolKey {
+  private poolKey(template: Pick<Template, "id" | "warmPool">, build: Build, runtime: RuntimeName): PoolKey {
     return {
       templateId: template.id,
       buildId: build.id,
       runtime,
+      limits: template.warmPool,
       specFor: (id, token) => buildBootSpec(this.ctx.dataDir, build, id, runtime, token),
     };
   }

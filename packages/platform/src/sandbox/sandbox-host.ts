@@ -113,17 +113,23 @@ export class SandboxHost {
   /** The sandbox's own disk (when capped) and the overlay of its layers on top of it. */
   private async mountRootfs(spec: BootSpec, p: SandboxPaths): Promise<void> {
     if (spec.diskSizeMB !== undefined) {
-      await ensureDiskImage(p.disk, spec.diskSizeMB);
+      await ensureDiskImage(p.disk, spec.diskSizeMB, path.join(this.o.dataDir, "disks"));
       await mountDisk(p.disk);
     }
     await mountOverlay({ lowers: spec.lowers, upperDir: p.upper, workDir: p.work, target: p.rootfs });
   }
 
-  private async prepareRootfs(spec: BootSpec, nameserver?: string): Promise<SandboxPaths> {
+  /** The sandbox's root filesystem mounted afresh (its writable layer kept when it has one). */
+  private async prepareRootfs(spec: BootSpec): Promise<SandboxPaths> {
     const p = this.paths(spec.id);
     await mkdir(p.dir, { recursive: true });
     await unmountOverlay(p.rootfs);
     await this.mountRootfs(spec, p);
+    return p;
+  }
+
+  /** The OCI bundle of the sandbox: its spec, envd's settings, and the files bound over the template's. */
+  private async writeSandboxBundle(spec: BootSpec, p: SandboxPaths, nameserver?: string): Promise<void> {
     const env = [
       "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
       "LANG=C.UTF-8",
@@ -147,7 +153,6 @@ export class SandboxHost {
       binds,
       nameserver,
     });
-    return p;
   }
 
   /**
@@ -173,10 +178,11 @@ export class SandboxHost {
   /** Boots the sandbox from its files and waits until envd answers. Returns its address. */
   async boot(spec: BootSpec): Promise<string> {
     const span = spans(this.o.log, "sandbox booted", { sandboxId: spec.id, runtime: spec.runtime });
-    const net = await this.freshNetwork(spec);
-    span.mark("network");
-    const p = await this.prepareRootfs(spec, net.hostIp);
-    span.mark("rootfs");
+    // network and root filesystem are independent: both at once, then the bundle
+    const [net, p] = await Promise.all([this.freshNetwork(spec), this.prepareRootfs(spec)]);
+    span.mark("network+rootfs");
+    await this.writeSandboxBundle(spec, p, net.hostIp);
+    span.mark("bundle");
     const runtime = this.runtime(spec.runtime);
     await runtime.run(await this.ref(spec.id), { bundleDir: p.bundle, consoleLog: p.consoleLog });
     span.mark("runtime");
@@ -281,7 +287,7 @@ export class SandboxHost {
    * network, and the processes of the image continuing. The image stays for more sandboxes.
    */
   async bootFromImage(spec: BootSpec, imageDir: string): Promise<string> {
-    await this.prepareRootfs(spec);
+    await this.writeSandboxBundle(spec, await this.prepareRootfs(spec));
     return this.restoreImage(spec, imageDir);
   }
 

@@ -150,6 +150,13 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable("templates").dropColumn("from_sandbox_id").execute();
     },
   },
+  // a template's own warm pool bounds (null: the platform's defaults)
+  "0003-template-warm-pool": {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable("templates").addColumn("pool_min", "integer").execute();
+      await db.schema.alterTable("templates").addColumn("pool_max", "integer").execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

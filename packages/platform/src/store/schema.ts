@@ -44,6 +44,9 @@ export interface TemplatesTable {
   updated_at: string;
   last_spawned_at: string | null;
   spawn_count: number;
+  /** The template's own warm pool bounds; null: the platform's defaults. */
+  pool_min: number | null;
+  pool_max: number | null;
 }
 
 export interface TemplateAliasesTable {

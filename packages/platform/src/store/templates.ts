@@ -33,6 +33,14 @@ const decodeTemplate = (row: TemplatesTable): Template => ({
   updatedAt: row.updated_at,
   lastSpawnedAt: row.last_spawned_at,
   spawnCount: row.spawn_count,
+  ...(row.pool_min !== null || row.pool_max !== null
+    ? {
+        warmPool: {
+          ...(row.pool_min !== null ? { min: row.pool_min } : {}),
+          ...(row.pool_max !== null ? { max: row.pool_max } : {}),
+        },
+      }
+    : {}),
 });
 
 function decodeBuild(row: BuildsTable): Build {
@@ -85,6 +93,8 @@ export class TemplateStore {
       updated_at: now,
       last_spawned_at: null,
       spawn_count: 0,
+      pool_min: null,
+      pool_max: null,
     };
     await this.db.insertInto("templates").values(row).execute();
     return decodeTemplate(row);
@@ -124,11 +134,17 @@ export class TemplateStore {
     return Number(row?.n ?? 0);
   }
 
-  async updateTemplate(id: string, changes: { public?: boolean }): Promise<void> {
+  async updateTemplate(
+    id: string,
+    changes: { public?: boolean; warmPool?: { min?: number; max?: number } },
+  ): Promise<void> {
     await this.db
       .updateTable("templates")
       .set({
         ...(changes.public === undefined ? {} : { public: changes.public ? 1 : 0 }),
+        ...(changes.warmPool === undefined
+          ? {}
+          : { pool_min: changes.warmPool.min ?? null, pool_max: changes.warmPool.max ?? null }),
         updated_at: nowIso(),
       })
       .where("id", "=", id)

@@ -43,6 +43,9 @@ export async function startTestPlatform(
         | "diskSizeMB"
         | "allowInternal"
         | "dnsUpstreams"
+        | "memoryReserveMB"
+        | "warmPoolMax"
+        | "bootConcurrency"
       >
     >;
   } = {},

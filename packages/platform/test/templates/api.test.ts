@@ -164,6 +164,29 @@ describe("template API", () => {
     });
   });
 
+  it("keeps a template's own warm pool bounds (an extension), refuses min above max, and refuses another team", async () => {
+    const { templateID } = await buildOverHttp("pooled", { fromTemplate: "base", steps: [] });
+    const patch = (body: object, key?: string) => p.api("PATCH", `/v2/templates/${templateID}`, body, key);
+    expect((await patch({ warmPool: { min: 1, max: 3 } })).status).toBe(200);
+    expect((await p.api("GET", `/templates/${templateID}`)).body.warmPool).toEqual({ min: 1, max: 3 });
+    const refused = await patch({ warmPool: { min: 4, max: 2 } });
+    expect(refused).toMatchObject({
+      status: 400,
+      body: { code: 400, message: expect.stringMatching(/min \(4\) is above/) },
+    });
+    expect((await patch({ warmPool: { max: 65 } })).status).toBe(400);
+    expect((await patch({ warmPool: { min: 1 } }, other.key)).status).toBe(403);
+    // the pool of the template's build takes its bounds from now on
+    const sandbox = await Sandbox.create("pooled");
+    sandboxes.push(sandbox);
+    const pool = p.t.platform.warmPool.stats().find((s) => s.templateId === templateID);
+    expect(pool).toMatchObject({ min: 1, max: 3 });
+    // back to the platform's defaults
+    expect((await patch({ warmPool: {} })).status).toBe(200);
+    expect((await p.api("GET", `/templates/${templateID}`)).body.warmPool).toBeUndefined();
+    expect(p.t.platform.warmPool.stats().some((s) => s.templateId === templateID)).toBe(false);
+  });
+
   it("signs upload links, refuses bad build requests and keeps build logs", async () => {
     const created = await p.api("POST", "/v3/templates", { name: "checked", cpuCount: 1, memoryMB: 512 });
     expect(created.body).toMatchObject({

@@ -78,6 +78,7 @@ export async function presentTemplateWithBuilds(
     updatedAt: t.updatedAt,
     lastSpawnedAt: t.lastSpawnedAt,
     spawnCount: t.spawnCount,
+    ...(t.warmPool ? { warmPool: t.warmPool } : {}),
     builds: builds.map(presentBuild),
     nextToken: nextToken ?? null,
   };

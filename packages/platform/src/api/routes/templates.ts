@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import type { Schemas } from "@x/platform-client";
 import { conflict, forbidden, invalid, notFound } from "../../model/errors.js";
 import { SYSTEM_NAMESPACE, type Team } from "../../model/team.js";
 import {
@@ -34,8 +35,8 @@ export interface TemplateRoutesOptions {
   importDir: string;
   envdVersion: string;
   diskSizeMB: number;
-  /** Called before a template's layers go (the warm pool lets go of its sandboxes). */
-  beforeDelete?(templateId: string): Promise<void>;
+  /** Lets go of the warm pools of a template: before its layers go, or when its pool bounds change. */
+  dropWarmPools?(templateId: string): Promise<void>;
   /** Largest COPY archive accepted. */
   maxUploadBytes: number;
 }
@@ -137,6 +138,18 @@ export function templateRoutes(o: TemplateRoutesOptions): HandlersFor<TemplateOp
     return { kind: "template", name: ref, build };
   }
 
+  /** Visibility and (an extension) the template's warm pool bounds; the pools start afresh with new bounds. */
+  async function update(raw: string, team: Team, body: Schemas["TemplateUpdateRequest"]) {
+    const template = await owned(raw, team);
+    const pool = body.warmPool;
+    if (pool?.min !== undefined && pool.max !== undefined && pool.min > pool.max) {
+      throw invalid(`warmPool.min (${pool.min}) is above warmPool.max (${pool.max})`);
+    }
+    await store.templates.updateTemplate(template.id, { public: body.public, warmPool: pool });
+    if (pool) await o.dropWarmPools?.(template.id);
+    return { names: (await namesOf(store, template.id)).names };
+  }
+
   const levelAtLeast = (wanted: string | undefined) => (e: { level: string }) =>
     !wanted || LEVELS.indexOf(e.level) >= LEVELS.indexOf(wanted);
 
@@ -227,7 +240,7 @@ export function templateRoutes(o: TemplateRoutesOptions): HandlersFor<TemplateOp
       if ((await store.templates.unfinishedBuildCount(template.id)) > 0) {
         throw conflict(`template '${raw}' has a build in progress: wait for it to finish`);
       }
-      await o.beforeDelete?.(template.id);
+      await o.dropWarmPools?.(template.id);
       const builds = await store.templates.listBuilds(template.id, { limit: Number.MAX_SAFE_INTEGER });
       const layers = new Set(builds.flatMap((b) => b.layers));
       const memoryImages = builds.flatMap((b) => memoryImageOf(b)?.image ?? []);
@@ -238,17 +251,14 @@ export function templateRoutes(o: TemplateRoutesOptions): HandlersFor<TemplateOp
       return { status: 204 };
     },
 
-    updateTemplate: async (r) => {
-      const template = await owned(r.params.templateID, teamOf(r));
-      await store.templates.updateTemplate(template.id, { public: r.body.public });
-      return { status: 200, body: { names: (await namesOf(store, template.id)).names } };
-    },
-
-    updateTemplateV2: async (r) => {
-      const template = await owned(r.params.templateID, teamOf(r));
-      await store.templates.updateTemplate(template.id, { public: r.body.public });
-      return { status: 200, body: { names: (await namesOf(store, template.id)).names } };
-    },
+    updateTemplate: async (r) => ({
+      status: 200,
+      body: await update(r.params.templateID, teamOf(r), r.body),
+    }),
+    updateTemplateV2: async (r) => ({
+      status: 200,
+      body: await update(r.params.templateID, teamOf(r), r.body),
+    }),
 
     listTemplateTags: async (r) => {
       const template = await readable(r.params.templateID, teamOf(r));

@@ -1,0 +1,382 @@
+import type { ChildProcess } from "node:child_process";
+import os from "node:os";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { IPty } from "node-pty";
+import { errnoOf } from "../errors.js";
+import type { User } from "../users.js";
+
+/** A subscriber holding this many unsent bytes pauses the process's output (backpressure). */
+const PAUSE_BYTES = 1 << 20;
+/** Paused output resumes once every subscriber is down to this many unsent bytes. */
+const RESUME_BYTES = 256 << 10;
+/**
+ * After the process exits, its pipes may stay open because a background child inherited them
+ * (`cmd &`). The end is then reported once the pipes have been quiet this long...
+ */
+const DRAIN_IDLE_MS = 50;
+/** ...or once more arrived than a pipe can hold: that output is not the exited process's. */
+const DRAIN_MAX_BYTES = 1 << 20;
+/**
+ * node-pty closes a terminal 200 ms after its process exits, read to the end or not, so a
+ * paused PTY checks this often whether its process is gone and then resumes.
+ */
+const PTY_EXIT_POLL_MS = 50;
+
+/** Go's names for signal deaths, so `status` reads as the reference envd's ("signal: killed"). */
+const SIGNAL_TEXT: Record<string, string> = {
+  SIGHUP: "hangup",
+  SIGINT: "interrupt",
+  SIGQUIT: "quit",
+  SIGILL: "illegal instruction",
+  SIGTRAP: "trace/breakpoint trap",
+  SIGABRT: "aborted",
+  SIGBUS: "bus error",
+  SIGFPE: "floating point exception",
+  SIGKILL: "killed",
+  SIGUSR1: "user defined signal 1",
+  SIGSEGV: "segmentation fault",
+  SIGUSR2: "user defined signal 2",
+  SIGPIPE: "broken pipe",
+  SIGALRM: "alarm clock",
+  SIGTERM: "terminated",
+};
+
+export interface ProcessConfig {
+  cmd: string;
+  args: string[];
+  envs: Record<string, string>;
+  /** As requested; the process runs in its resolved form. */
+  cwd?: string;
+}
+
+export interface ProcessOutput {
+  type: "data";
+  stream: "stdout" | "stderr" | "pty";
+  data: Uint8Array;
+}
+
+export interface ProcessEnd {
+  type: "end";
+  /** The exit code; -1 when a signal ended the process. */
+  exitCode: number;
+  /** True when the process exited by itself rather than by a signal. */
+  exited: boolean;
+  /** "exit status 1", "signal: killed", ... */
+  status: string;
+  /** Set unless the process exited with 0. */
+  error?: string;
+}
+
+export type ProcessStreamItem = ProcessOutput | ProcessEnd;
+
+/** A process's side of envd: pipes (stdin open for input or not) or a pseudo-terminal. */
+export type ProcessIo = { kind: "pipes"; child: ChildProcess; stdin: boolean } | { kind: "pty"; term: IPty };
+
+function signalEnd(signal: string): ProcessEnd {
+  const status = `signal: ${SIGNAL_TEXT[signal] ?? signal}`;
+  return { type: "end", exitCode: -1, exited: false, status, error: status };
+}
+
+function exitEnd(exitCode: number): ProcessEnd {
+  const status = `exit status ${exitCode}`;
+  return { type: "end", exitCode, exited: true, status, error: exitCode === 0 ? undefined : status };
+}
+
+function signalName(signo: number): string {
+  const entry = Object.entries(os.constants.signals).find(([, n]) => n === signo);
+  return entry ? entry[0] : `signal ${signo}`;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return errnoOf(err) === "EPERM";
+  }
+}
+
+/** One consumer of a process's output: a Start or Connect stream. */
+export class Subscription {
+  private readonly queue: ProcessStreamItem[] = [];
+  private bytes = 0;
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly owner: ManagedProcess) {}
+
+  get queuedBytes(): number {
+    return this.bytes;
+  }
+
+  /** Queues an item; true when this subscriber is now over its budget. */
+  push(item: ProcessStreamItem): boolean {
+    this.queue.push(item);
+    if (item.type === "data") this.bytes += item.data.length;
+    this.wake?.();
+    return this.bytes > PAUSE_BYTES;
+  }
+
+  /**
+   * The next item in order, or undefined when nothing arrived for `idleMs` (time for a
+   * keepalive). Rejects with the signal's reason when it aborts.
+   */
+  async next(signal: AbortSignal, idleMs: number): Promise<ProcessStreamItem | undefined> {
+    if (this.queue.length === 0) {
+      signal.throwIfAborted();
+      await new Promise<void>((resolve, reject) => {
+        const settle = () => {
+          clearTimeout(timer);
+          signal.removeEventListener("abort", abort);
+          this.wake = undefined;
+        };
+        const abort = () => {
+          settle();
+          reject(signal.reason);
+        };
+        const timer = setTimeout(() => {
+          settle();
+          resolve();
+        }, idleMs);
+        signal.addEventListener("abort", abort, { once: true });
+        this.wake = () => {
+          settle();
+          resolve();
+        };
+      });
+    }
+    const item = this.queue.shift();
+    if (item?.type === "data") {
+      this.bytes -= item.data.length;
+      this.owner.drained();
+    }
+    return item;
+  }
+
+  close(): void {
+    this.owner.unsubscribe(this);
+  }
+}
+
+/** A process started by envd: it outlives the request that started it. */
+export class ManagedProcess {
+  readonly pid: number;
+  private readonly subscribers = new Set<Subscription>();
+  private paused = false;
+  private stdinOpen: boolean;
+  private end: ProcessEnd | undefined;
+  private finished = false;
+  private openPipes = 0;
+  private drainTimer: NodeJS.Timeout | undefined;
+  private drainBytes = 0;
+  private ptyExitPoll: NodeJS.Timeout | undefined;
+  private readonly killTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly io: ProcessIo,
+    readonly config: ProcessConfig,
+    readonly user: User,
+    readonly tag: string | undefined,
+    timeoutMs: number | undefined,
+    private readonly onFinish: (proc: ManagedProcess) => void,
+  ) {
+    if (io.kind === "pipes") {
+      this.pid = io.child.pid as number;
+      this.stdinOpen = io.stdin;
+      this.attachPipes(io.child);
+    } else {
+      this.pid = io.term.pid;
+      this.stdinOpen = false;
+      io.term.onData((chunk) => this.output("pty", chunk as unknown as Buffer));
+      io.term.onExit(({ exitCode, signal }) => {
+        this.end = signal ? signalEnd(signalName(signal)) : exitEnd(exitCode);
+        this.finish();
+      });
+    }
+    if (timeoutMs !== undefined && timeoutMs > 0) {
+      this.killTimer = setTimeout(() => this.signal("SIGKILL"), timeoutMs);
+    }
+  }
+
+  get isPty(): boolean {
+    return this.io.kind === "pty";
+  }
+
+  private attachPipes(child: ChildProcess): void {
+    for (const [stream, name] of [
+      [child.stdout, "stdout"],
+      [child.stderr, "stderr"],
+    ] as const) {
+      if (!stream) continue;
+      this.openPipes++;
+      stream.on("data", (chunk: Buffer) => this.output(name, chunk));
+      // A failed read ends the stream like EOF; there is nobody to report it to.
+      stream.on("error", () => {});
+      stream.once("close", () => {
+        this.openPipes--;
+        if (this.openPipes === 0 && this.end) this.finish();
+      });
+    }
+    // Writes after the process closed its stdin fail with EPIPE; SendInput reports them.
+    child.stdin?.on("error", () => {});
+    child.on("error", () => {});
+    child.once("exit", (code, signal) => {
+      this.end = signal ? signalEnd(signal) : exitEnd(code ?? -1);
+      if (this.openPipes === 0) this.finish();
+      else this.armDrain();
+    });
+  }
+
+  private output(stream: ProcessOutput["stream"], data: Buffer): void {
+    if (this.finished) return;
+    this.broadcast({ type: "data", stream, data });
+    if (!this.end) return;
+    this.drainBytes += data.length;
+    if (this.drainBytes > DRAIN_MAX_BYTES) this.finish();
+    else this.armDrain();
+  }
+
+  private broadcast(item: ProcessOutput): void {
+    // Nobody listening: output is dropped, never buffered.
+    let full = false;
+    for (const sub of this.subscribers) full = sub.push(item) || full;
+    if (full) this.pause();
+  }
+
+  private armDrain(): void {
+    clearTimeout(this.drainTimer);
+    if (!this.paused) this.drainTimer = setTimeout(() => this.finish(), DRAIN_IDLE_MS);
+  }
+
+  private pause(): void {
+    if (this.paused) return;
+    if (this.io.kind === "pty") {
+      // What an exited PTY process left behind is one terminal buffer: read it, or lose it.
+      if (!isRunning(this.pid)) return;
+      this.io.term.pause();
+      this.ptyExitPoll = setInterval(() => {
+        if (!isRunning(this.pid)) this.resume();
+      }, PTY_EXIT_POLL_MS);
+    } else {
+      this.io.child.stdout?.pause();
+      this.io.child.stderr?.pause();
+    }
+    this.paused = true;
+    clearTimeout(this.drainTimer);
+  }
+
+  private resume(): void {
+    this.paused = false;
+    clearInterval(this.ptyExitPoll);
+    if (this.io.kind === "pty") this.io.term.resume();
+    else {
+      this.io.child.stdout?.resume();
+      this.io.child.stderr?.resume();
+    }
+    if (this.end && !this.finished) this.armDrain();
+  }
+
+  /** Called by a subscription after it handed an item on. */
+  drained(): void {
+    if (!this.paused) return;
+    for (const sub of this.subscribers) if (sub.queuedBytes > RESUME_BYTES) return;
+    this.resume();
+  }
+
+  private finish(): void {
+    if (this.finished || !this.end) return;
+    this.finished = true;
+    clearTimeout(this.drainTimer);
+    clearTimeout(this.killTimer);
+    clearInterval(this.ptyExitPoll);
+    if (this.io.kind === "pipes") {
+      // Background children may still hold the pipes; envd lets go of its ends.
+      const { stdin, stdout, stderr } = this.io.child;
+      for (const stream of [stdin, stdout, stderr]) stream?.destroy();
+    }
+    for (const sub of this.subscribers) sub.push(this.end);
+    this.onFinish(this);
+  }
+
+  /** Output from now on, then the end. Only running processes are reachable to subscribe. */
+  subscribe(): Subscription {
+    const sub = new Subscription(this);
+    this.subscribers.add(sub);
+    return sub;
+  }
+
+  unsubscribe(sub: Subscription): void {
+    if (this.subscribers.delete(sub)) this.drained();
+  }
+
+  /** Sends a signal to the process's whole group (it leads its own session). */
+  signal(signal: "SIGTERM" | "SIGKILL"): void {
+    try {
+      process.kill(-this.pid, signal);
+    } catch {
+      try {
+        process.kill(this.pid, signal);
+      } catch {
+        // already gone; its end event is on the way
+      }
+    }
+  }
+
+  async writeStdin(data: Uint8Array, signal: AbortSignal): Promise<void> {
+    if (this.io.kind === "pty") {
+      throw new ConnectError(
+        `process ${this.pid} runs in a PTY: send its input as pty, not stdin`,
+        Code.FailedPrecondition,
+      );
+    }
+    const stdin = this.io.child.stdin;
+    if (!stdin || !this.stdinOpen) {
+      const why = stdin ? "was closed" : "is not enabled (start the process with stdin: true)";
+      throw new ConnectError(`stdin of process ${this.pid} ${why}`, Code.FailedPrecondition);
+    }
+    // Resolves once the bytes are in the pipe: a process that does not read holds the caller back.
+    await new Promise<void>((resolve, reject) => {
+      const abort = () => reject(signal.reason);
+      signal.addEventListener("abort", abort, { once: true });
+      stdin.write(data, (err) => {
+        signal.removeEventListener("abort", abort);
+        if (!err) return resolve();
+        const reason = errnoOf(err) === "EPIPE" ? "the process closed its stdin" : err.message;
+        reject(
+          new ConnectError(`writing to stdin of process ${this.pid}: ${reason}`, Code.FailedPrecondition),
+        );
+      });
+    });
+  }
+
+  writePty(data: Uint8Array): void {
+    if (this.io.kind !== "pty") {
+      throw new ConnectError(
+        `process ${this.pid} has no PTY: send its input as stdin`,
+        Code.FailedPrecondition,
+      );
+    }
+    this.io.term.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+  }
+
+  closeStdin(): void {
+    if (this.io.kind === "pty") {
+      throw new ConnectError(
+        `process ${this.pid} runs in a PTY and has no stdin to close: send Ctrl+D (0x04) as pty input instead`,
+        Code.FailedPrecondition,
+      );
+    }
+    // end(), not destroy(): input already accepted still reaches the process before EOF.
+    if (this.stdinOpen) this.io.child.stdin?.end();
+    this.stdinOpen = false;
+  }
+
+  resize(cols: number, rows: number): void {
+    if (this.io.kind !== "pty") {
+      throw new ConnectError(`process ${this.pid} has no PTY to resize`, Code.FailedPrecondition);
+    }
+    if (cols < 1 || rows < 1) {
+      throw new ConnectError(`PTY size must be at least 1x1, got ${cols}x${rows}`, Code.InvalidArgument);
+    }
+    this.io.term.resize(cols, rows);
+  }
+}
