@@ -81,9 +81,11 @@ async function waitForPrimed(): Promise<number> {
 }
 
 test("a command runs in the primed shell, as the plain way would run it", async () => {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
   const plain = await loginShell('echo "$0|$#|$USER|$HOME|$(pwd)|${__x_cmd-unset}"; exit 3');
   expect(plain).toMatchObject({ stdout: "/bin/bash|0|nobody|/nonexistent|/|unset\n", exitCode: 3 });
   const primed = await waitForPrimed();
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
   const again = await loginShell('echo "$0|$#|$USER|$HOME|$(pwd)|${__x_cmd-unset}"; exit 3');
   expect(again).toMatchObject({ pid: primed, stdout: plain.stdout, exitCode: 3 });
   // a fresh one waits for the next command, in its own session, as nobody

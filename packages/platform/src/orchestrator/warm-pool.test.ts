@@ -11,7 +11,7 @@ import { type PoolKey, WarmPool } from "./warm-pool.js";
 function fakeHost(bootMs = 20) {
   const state = { booting: 0, maxBooting: 0, boots: 0, destroyed: [] as string[], fail: false };
   const host = {
-    boot: async (spec: BootSpec) => {
+    boot: async (_spec: BootSpec) => {
       state.boots++;
       state.booting++;
       state.maxBooting = Math.max(state.maxBooting, state.booting);
@@ -62,7 +62,12 @@ describe("WarmPool", () => {
     const { pool, state } = makePool({ min: 0, max: 0, concurrent: 3 });
     const order: number[] = [];
     const members = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => pool.take(KEY).then((m) => (order.push(i), m))),
+      Array.from({ length: 10 }, (_, i) =>
+        pool.take(KEY).then((m) => {
+          order.push(i);
+          return m;
+        }),
+      ),
     );
     expect(new Set(members.map((m) => m.id)).size).toBe(10);
     expect(members.every((m) => !m.fromStock)).toBe(true);
