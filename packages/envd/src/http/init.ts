@@ -113,8 +113,6 @@ export function createInitHandler(ctx: EnvdContext): (req: HttpRequest, res: Htt
     if (request.defaultUser) state.defaultUser = request.defaultUser;
     if (request.defaultWorkdir) state.defaultWorkdir = request.defaultWorkdir;
     await applyIdentity(ctx);
-    // the next command's shell starts now, with the new settings, while the caller moves on
-    void ctx.processes.settingsChanged();
     ctx.log("info", "init applied", {
       envVars: Object.keys(request.envVars ?? {}).length,
       tokenChanged: Boolean(request.accessToken),

@@ -8,10 +8,9 @@ import type { IPty } from "node-pty";
 import { describeErrno, errnoOf } from "../errors.js";
 import { resolvePath } from "../paths.js";
 import type { EnvdState } from "../state.js";
-import { lookupUser, type User } from "../users.js";
+import type { User } from "../users.js";
 import { type Launch, Launcher } from "./launch.js";
 import { ManagedProcess, type ProcessConfig, type ProcessIo, type Subscription } from "./managed-process.js";
-import { isLoginShellCommand, PrimedShells, type ShellPlan } from "./primed-shells.js";
 
 export type {
   ProcessConfig,
@@ -88,23 +87,8 @@ async function resolveExecutable(cmd: string, pathEnv: string, cwd: string): Pro
 export class ProcessManager {
   private readonly processes = new Map<number, ManagedProcess>();
   private readonly launcher = new Launcher();
-  private readonly shells = new PrimedShells();
 
   constructor(private readonly state: EnvdState) {}
-
-  /**
-   * The environment or default user changed (`/init`): the primed login shell is replaced by
-   * one for the new settings, so the next command does not wait for bash and its profile.
-   */
-  async settingsChanged(): Promise<void> {
-    this.shells.invalidate();
-    const user = await lookupUser(this.state.defaultUser).catch(() => undefined);
-    if (!user) return;
-    const plan = await this.plan({ cmd: "/bin/bash", args: ["-l", "-c", ""], envs: {} }, user).catch(
-      () => undefined,
-    );
-    if (plan) this.shells.prime(plan);
-  }
 
   list(): ManagedProcess[] {
     return [...this.processes.values()];
@@ -132,17 +116,10 @@ export class ProcessManager {
    */
   async start(opts: StartOptions): Promise<{ process: ManagedProcess; subscription: Subscription }> {
     const { config, user } = opts;
-    const plan = await this.plan(config, user);
-    const { launch, cwd, env } = plan;
-    const primed =
-      !opts.pty && isLoginShellCommand(config.cmd, config.args, config.envs)
-        ? this.shells.take(plan, config.args[2]!, opts.stdin)
-        : undefined;
-    const io: ProcessIo = primed
-      ? { kind: "pipes", child: primed, stdin: opts.stdin }
-      : opts.pty
-        ? await this.spawnPty(launch, cwd, env, opts.pty, config.cmd)
-        : await this.spawnPipes(launch, cwd, env, opts.stdin, config.cmd);
+    const { launch, cwd, env } = await this.plan(config, user);
+    const io: ProcessIo = opts.pty
+      ? await this.spawnPty(launch, cwd, env, opts.pty, config.cmd)
+      : await this.spawnPipes(launch, cwd, env, opts.stdin, config.cmd);
     // Output arrives in I/O callbacks, and only microtasks ran since the spawn: the
     // subscription below sees all of it.
     const proc = new ManagedProcess(io, config, user, opts.tag, opts.timeoutMs, (p) =>
@@ -154,12 +131,14 @@ export class ProcessManager {
 
   /** Kills every process group; envd is shutting down. */
   killAll(): void {
-    this.shells.invalidate();
     for (const proc of this.processes.values()) proc.signal("SIGKILL");
   }
 
   /** Where, with what environment and how a process of `config` runs as `user`. */
-  private async plan(config: ProcessConfig, user: User): Promise<ShellPlan> {
+  private async plan(
+    config: ProcessConfig,
+    user: User,
+  ): Promise<{ launch: Launch; cwd: string; env: Record<string, string> }> {
     if (!config.cmd) throw new ConnectError("process.cmd is required", Code.InvalidArgument);
     const cwd = await this.workdir(user, config.cwd);
     const env: Record<string, string> = {

@@ -71,27 +71,33 @@ export class RunscRuntime implements ContainerRuntime {
     await this.runsc(c, ["checkpoint", "--image-path", imageDir, c.id]);
   }
 
-  /**
-   * What `runsc delete` does after a checkpoint, without its wait: the image is complete when
-   * `runsc checkpoint` returns, but the sandbox takes 1.5 s more to tear down its ptrace stubs
-   * and a restore of the same id waits for that. So its processes are killed, then its cgroups
-   * (empty by then) and its record go. Anything unexpected falls back to `runsc delete`.
-   */
+  /** After a checkpoint: what is left of the container goes at once (see `forget`). */
   async forgetCheckpointed(c: ContainerRef): Promise<void> {
+    await this.forget(c);
+  }
+
+  /**
+   * What `runsc delete --force` does, without its wait: the sandbox takes 1.5–2 s to tear down
+   * its ptrace stubs, and a delete (a kill through the API, a restore of the same id) would wait
+   * for that. So its processes (sentry, gofer) are killed, then its cgroups (empty by then) and
+   * its record go. Anything unexpected falls back to `runsc delete`.
+   */
+  private async forget(c: ContainerRef): Promise<void> {
     const prefix = `${c.id}_sandbox:`;
     const files = (await readdir(this.root).catch(() => [] as string[])).filter((f) => f.startsWith(prefix));
     const stateFile = files.find((f) => f.endsWith(".state"));
     if (!stateFile) return;
     const state = JSON.parse(await readFile(join(this.root, stateFile), "utf8")) as RunscStateFile;
+    if (state.status === "paused") return this.deleteByRunsc(c);
     const cgroup = state.sandbox?.cgroup?.cgroupv1;
-    if (!cgroup?.name) return this.delete(c);
+    if (!cgroup?.name) return this.deleteByRunsc(c);
     for (const pid of [state.sandbox?.pid, state.goferPid]) {
       if (typeof pid === "number" && pid > 0) signal(pid, "SIGKILL");
     }
     const procs = join("/sys/fs/cgroup", "pids", cgroup.name, "cgroup.procs");
     const deadline = Date.now() + 2000;
     while ((await readFile(procs, "utf8").catch(() => "")).trim() !== "") {
-      if (Date.now() > deadline) return this.delete(c);
+      if (Date.now() > deadline) return this.deleteByRunsc(c);
       await new Promise((r) => setTimeout(r, 5));
     }
     for (const [controller, own] of Object.entries(cgroup.own ?? {})) {
@@ -123,6 +129,12 @@ export class RunscRuntime implements ContainerRuntime {
   }
 
   async delete(c: ContainerRef): Promise<void> {
+    await this.forget(c);
+    await rm(this.logFile(c.id), { force: true });
+  }
+
+  /** `runsc delete --force`, the slow and sure way. */
+  private async deleteByRunsc(c: ContainerRef): Promise<void> {
     try {
       // runsc panics deleting a paused sandbox ("invalid state transition: paused => stopped")
       if ((await this.state(c).catch(() => undefined))?.status === "paused") await this.resume(c);
@@ -130,7 +142,6 @@ export class RunscRuntime implements ContainerRuntime {
     } catch (err) {
       if (!isMissing(err)) throw err;
     }
-    await rm(this.logFile(c.id), { force: true });
   }
 
   async list(): Promise<string[]> {
@@ -209,6 +220,7 @@ function isMissing(err: unknown): boolean {
 
 /** The parts of runsc's record of a container (`<root>/<id>_sandbox:<id>.state`) used here. */
 interface RunscStateFile {
+  status?: string;
   goferPid?: number;
   sandbox?: { pid?: number; cgroup?: { cgroupv1?: { name?: string; own?: Record<string, boolean> } } };
 }
