@@ -41,7 +41,7 @@ export async function openPlatform(dataDir, { warmPoolSize = DEFAULTS.warmPoolSi
   );
   // the platform's JSON lines go to a file beside the report, not to the console
   const logger = createLogger({
-    level: "info",
+    level: process.env.BENCH_LOG_LEVEL ?? "info",
     format: "json",
     destination: bench.platformLog ?? process.stderr,
   });

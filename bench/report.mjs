@@ -260,7 +260,7 @@ export function markdown(meta) {
       "",
       "## Time to interactive (public e2b client)",
       "",
-      "`Sandbox.create()` → an identity probe (about ten small processes) → `node -v`, both read to the end, through the unchanged `e2b` client against a platform with `x serve`'s defaults; the kill is not timed. CPU bound of a burst of n = n × (CPU seconds one sequential TTI costs: this process, which holds platform and client, its reaped children, and the sandbox's cgroup) ÷ cores.",
+      "`Sandbox.create()` → an identity probe (about ten small processes) → `node -v`, both read to the end, through the unchanged `e2b` client against a platform with `x serve`'s defaults; the kill is not timed. CPU bound of a burst of n = n × (CPU seconds one sequential TTI costs: the host's busy time over the sequential run, the pool's refills included, ÷ its TTIs) ÷ cores.",
       "",
       "| shape | runtime | ok / failed | p50 | p95 | p99 | max | makespan | CPU bound |",
       "|---|---|---|---|---|---|---|---|---|",

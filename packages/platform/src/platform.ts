@@ -1,7 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
-import { runCommand } from "./agent/commands.js";
+import { warmUpEnvd } from "./agent/init.js";
 import { installEnvd } from "./agent/install.js";
 import { createApi } from "./api/index.js";
 import type { PlatformConfig } from "./config.js";
@@ -119,11 +119,8 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     host,
     budget,
     onBoot: metrics.observeBoot,
-    // a login shell once: envd's and the shell's cold paths are paid before anyone waits
-    warmUp: async (member, spec) => {
-      const target = { address: member.address, accessToken: member.accessToken };
-      await runCommand(target, { cmd: "exec /bin/bash -l -c true", user: spec.defaultUser });
-    },
+    warmUp: (member, spec) =>
+      warmUpEnvd({ address: member.address, accessToken: member.accessToken }, spec.defaultUser),
     // per network prefix: platforms sharing a data dir never touch each other's members
     recordDir: path.join(config.dataDir, "pool", config.networkPrefix),
     log: root.child({ component: "warm-pool" }),

@@ -70,10 +70,11 @@ async function applyIdentity(ctx: EnvdContext): Promise<void> {
   if (!state.envVars.E2B_SANDBOX_ID) state.envVars.E2B_SANDBOX_ID = os.hostname();
   try {
     await mkdir(state.runDir, { recursive: true, mode: 0o755 });
-    for (const name of IDENTITY_VARS) {
-      const value = state.envVars[name];
-      if (value !== undefined) await writeFile(path.join(state.runDir, `.${name}`), value, { mode: 0o644 });
-    }
+    await Promise.all(
+      IDENTITY_VARS.filter((name) => state.envVars[name] !== undefined).map((name) =>
+        writeFile(path.join(state.runDir!, `.${name}`), state.envVars[name]!, { mode: 0o644 }),
+      ),
+    );
   } catch (err) {
     ctx.log("warn", "init: cannot write the sandbox identity files", {
       runDir: state.runDir,

@@ -1,3 +1,4 @@
+import { runCommand } from "./commands.js";
 import { type EnvdTarget, envdClient } from "./envd-http.js";
 
 /** Who a sandbox is, as e2b's envd tells its processes (`E2B_SANDBOX_ID`, …). */
@@ -34,4 +35,15 @@ export async function initEnvd(target: EnvdTarget, init: EnvdInit): Promise<void
     },
   });
   if (!response.ok) throw new Error(`envd /init answered ${response.status}: ${JSON.stringify(error)}`);
+}
+
+/**
+ * Pays a pool member's first-use costs while nobody waits: an /init that changes nothing (its
+ * identity is the hostname it already has, and the create's /init follows) and a login shell,
+ * so envd's handlers are compiled and the shell's files are cached before the first create.
+ */
+export async function warmUpEnvd(target: EnvdTarget, user: string): Promise<void> {
+  const { response } = await envdClient(target).http.POST("/init", { body: {} });
+  if (!response.ok) throw new Error(`envd /init answered ${response.status} while warming up`);
+  await runCommand(target, { cmd: "exec /bin/bash -l -c true", user });
 }

@@ -1,8 +1,6 @@
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { access, constants } from "node:fs/promises";
-import { promisify } from "node:util";
-
-const execFileAsync = promisify(execFile);
+import { spawner } from "./spawner.js";
 
 /** A host command that exited non-zero (or could not start); keeps stderr because that is where runc, runsc and ip explain themselves. */
 export class CommandError extends Error {
@@ -24,28 +22,15 @@ export interface CommandOptions {
   cwd?: string;
 }
 
-/** Runs a command to completion and returns its stdout. */
+/** Runs a command to completion (through the platform's command helper) and returns its stdout. */
 export async function command(
   file: string,
   args: readonly string[],
   opts: CommandOptions = {},
 ): Promise<string> {
-  const argv = [file, ...args];
-  try {
-    const pending = execFileAsync(file, args, {
-      encoding: "utf8",
-      maxBuffer: 64 * 1024 * 1024,
-      timeout: opts.timeoutMs ?? 120_000,
-      env: opts.env,
-      cwd: opts.cwd,
-    });
-    if (opts.input !== undefined) pending.child.stdin?.end(opts.input);
-    else pending.child.stdin?.end();
-    return (await pending).stdout;
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException & { stderr?: string; code?: number | string };
-    throw new CommandError(argv, e.code ?? null, e.stderr || e.message);
-  }
+  const result = await spawner.run({ file, args, ...opts, timeoutMs: opts.timeoutMs ?? 120_000 });
+  if (result.code === 0) return result.stdout;
+  throw new CommandError([file, ...args], result.code, result.stderr || result.error || "");
 }
 
 /**

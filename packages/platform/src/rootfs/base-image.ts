@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { command, commandLines, requireBinary } from "../lib/command.js";
 import { type AptMirrors, hostAptMirrors } from "./apt-mirror.js";
@@ -12,6 +12,14 @@ export interface ImageRecipe {
   packages: string[];
   /** Shell run as root inside the new root filesystem after the packages are installed. */
   setup: string;
+  /**
+   * The version of the Node.js running the platform, whose binary is copied to
+   * /usr/local/bin/node, ahead of the distribution's on PATH: Debian's node loads an 80 MB
+   * libnode at every start (17 ms per `node -v` under runc, ~115 ms under gVisor, against 3 ms
+   * and ~50 ms for this one). A copy, not a mount, so a template keeps its node when the host's
+   * changes; a new version makes a new recipe.
+   */
+  nodeVersion?: string;
 }
 
 export type ImageBuildPhase = "debootstrap" | "packages" | "finalize";
@@ -86,6 +94,7 @@ export async function baseRecipe(mirrors?: AptMirrors): Promise<ImageRecipe> {
     mirrors: mirrors ?? (await hostAptMirrors("bookworm")),
     packages: BASE_PACKAGES,
     setup: BASE_SETUP,
+    nodeVersion: process.version,
   };
 }
 
@@ -150,6 +159,7 @@ async function buildOnce(recipe: ImageRecipe, hash: string, opts: ImageBuildOpti
     ].join("\n");
     await inChroot(tmpRoot, install, report("packages"));
     const finalize = report("finalize");
+    if (recipe.nodeVersion) await installNode(tmpRoot, recipe.nodeVersion);
     await rm(join(tmpRoot, "usr/sbin/policy-rc.d"));
     await rm(join(tmpRoot, "var/lib/apt/lists"), { recursive: true });
     await mkdir(join(tmpRoot, "var/lib/apt/lists/partial"), { recursive: true });
@@ -169,6 +179,13 @@ async function buildOnce(recipe: ImageRecipe, hash: string, opts: ImageBuildOpti
     await rm(tmpDir, { recursive: true, force: true });
     throw err;
   }
+}
+
+async function installNode(root: string, version: string): Promise<void> {
+  if (version !== process.version)
+    throw new Error(`the recipe wants Node.js ${version} but the platform runs ${process.version}`);
+  await copyFile(process.execPath, join(root, "usr/local/bin/node"));
+  await chmod(join(root, "usr/local/bin/node"), 0o755);
 }
 
 async function writeAptConfig(root: string, recipe: ImageRecipe): Promise<void> {

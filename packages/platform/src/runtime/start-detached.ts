@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process";
-import { mkdir, open, readFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { CommandError } from "../lib/command.js";
+import { spawner } from "../lib/spawner.js";
 
 /**
  * Runs a `run --detach`/`restore --detach` style command whose container inherits the command's
@@ -15,19 +15,10 @@ export async function startDetached(
   runtimeLog: string,
 ): Promise<void> {
   await mkdir(dirname(consoleLog), { recursive: true });
-  const out = await open(consoleLog, "a");
-  try {
-    const code = await new Promise<number | string | null>((resolve, reject) => {
-      const child = spawn(file, args, { stdio: ["ignore", out.fd, out.fd] });
-      child.on("error", reject);
-      child.on("close", (c, signal) => resolve(c ?? signal));
-    });
-    if (code !== 0) {
-      const why = [await tail(runtimeLog), await tail(consoleLog)].filter(Boolean).join("\n");
-      throw new CommandError([file, ...args], code, why);
-    }
-  } finally {
-    await out.close();
+  const { code, error } = await spawner.run({ file, args, outputFile: consoleLog });
+  if (code !== 0) {
+    const why = [await tail(runtimeLog), await tail(consoleLog), error].filter(Boolean).join("\n");
+    throw new CommandError([file, ...args], code, why);
   }
 }
 

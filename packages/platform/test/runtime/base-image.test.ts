@@ -47,7 +47,9 @@ test("the expected tools are installed", async () => {
   );
   expect(out).toMatch(/^Python 3\.11/m);
   expect(out).toMatch(/^pip \d+/m);
-  expect(out).toMatch(/^v18\./m);
+  // the platform's own Node.js, copied in ahead of Debian's (which npm's shebang finds too)
+  expect(out).toMatch(new RegExp(`^${process.version.replace(/\./g, "\\.")}$`, "m"));
+  expect(await inImage("command -v node", "user")).toBe("/usr/local/bin/node\n");
   expect(out).toMatch(/^git version/m);
   expect(out).toMatch(/^curl \d/m);
   expect(out).toMatch(/^\/usr\/bin\/ps$/m);
