@@ -105,7 +105,7 @@ export function stats(samples) {
   const s = [...samples].sort((a, b) => a - b);
   if (s.length === 0) return { n: 0 };
   const q = (p) => s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)];
-  return { n: s.length, p50: q(0.5), p95: q(0.95), max: s[s.length - 1], min: s[0] };
+  return { n: s.length, p50: q(0.5), p95: q(0.95), p99: q(0.99), max: s[s.length - 1], min: s[0] };
 }
 
 /** Times up to `n` calls of fn (after `warmup` untimed ones): at least `min`, then see more(). */

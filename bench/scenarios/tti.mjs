@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
-import { bench, log, now, PKG, phaseLeft, scenario } from "../lib.mjs";
+import { bench, log, now, PKG, phaseLeft, scenario, stats } from "../lib.mjs";
 import { closePlatform, openPlatform } from "../platform.mjs";
 
 /**
@@ -68,7 +68,7 @@ async function shape(Sandbox, starts) {
     .filter((o) => o.status === "rejected")
     .map((o) => String(o.reason?.message ?? o.reason));
   return {
-    ...quantiles(ok.map((o) => o.ms)),
+    ...stats(ok.map((o) => o.ms)),
     ok: ok.length,
     failed: errors.length,
     errors: errors.slice(0, 3),
@@ -112,7 +112,7 @@ export async function ttiScenarios(
         samples.push(r.ms);
       }
       const perTti = (hostBusyCpuSeconds() - cpu0) / samples.length;
-      R.sequential = { ...quantiles(samples), ok: samples.length, cpuSecondsPerTti: perTti };
+      R.sequential = { ...stats(samples), ok: samples.length, cpuSecondsPerTti: perTti };
       R.cpuBoundPerSandboxMs = (perTti / os.cpus().length) * 1000;
       log(`${rt}: TTI p50 ${R.sequential.p50.toFixed(0)} ms, ${perTti.toFixed(3)} CPU s each`);
     });
