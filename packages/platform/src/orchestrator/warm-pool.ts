@@ -109,6 +109,8 @@ export interface PoolStats {
 export class WarmPool {
   private readonly pools = new Map<string, Pool>();
   private closed = false;
+  /** Boots under way, which close() waits for. */
+  private readonly inflight = new Set<Promise<void>>();
   private readonly fullWaiters = new Set<() => void>();
   private readonly shrinkTimer: NodeJS.Timeout;
 
@@ -203,6 +205,8 @@ export class WarmPool {
     this.closed = true;
     clearInterval(this.shrinkTimer);
     for (const pool of [...this.pools.values()]) await this.drop(pool);
+    // boots still running end in deliver(), which removes their members now that we are closed
+    await Promise.allSettled([...this.inflight]);
   }
 
   /** Removes members a previous process of this platform left behind (after a crash). */
@@ -272,7 +276,7 @@ export class WarmPool {
       fromStock: !forCreate,
     };
     const t0 = performance.now();
-    this.o.budget
+    const done = this.o.budget
       .run(() => this.start(pool, member, forCreate), { urgent: forCreate })
       .then(
         () => {
@@ -290,7 +294,8 @@ export class WarmPool {
         },
         (err: unknown) => {
           this.o.onBoot?.(pool.runtime, (performance.now() - t0) / 1000, false);
-          this.o.log.warn(
+          // a boot cut short by the platform closing is no news
+          this.o.log[this.closed ? "debug" : "warn"](
             { buildId: pool.buildId, runtime: pool.runtime, err },
             "warm pool member failed to boot",
           );
@@ -300,12 +305,14 @@ export class WarmPool {
         },
       )
       .finally(() => {
+        this.inflight.delete(done);
         pool.booting--;
         this.wakeFullWaiters();
         if (!this.closed && pool.retryAtMs > Date.now()) {
           setTimeout(() => this.refill(pool), pool.retryAtMs - Date.now()).unref();
         }
       });
+    this.inflight.add(done);
   }
 
   /** Boots a member; one for stock is warmed up too (nobody waits for it). */
