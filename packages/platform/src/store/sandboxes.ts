@@ -7,6 +7,12 @@ export interface SandboxListFilter {
   teamId: string;
   states?: SandboxState[];
   metadata?: Record<string, string>;
+  /** Only sandboxes started at or after this time (ISO 8601, UTC, as stored). */
+  startedAfter?: string;
+  /** Only sandboxes of these templates. */
+  templateIds?: string[];
+  /** By start time: newest first (the default) or oldest first. */
+  order?: "asc" | "desc";
   limit: number;
   /** Cursor: start time and id of the last sandbox of the previous page. */
   after?: KeysetCursor;
@@ -126,13 +132,19 @@ export class SandboxStore {
     return Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
   }
 
-  /** Newest first. Metadata is matched in memory: it is JSON text in both dialects. */
+  /** Newest first unless asked otherwise. Metadata is matched in memory: it is JSON text in both dialects. */
   async list(filter: SandboxListFilter): Promise<Sandbox[]> {
+    const order = filter.order ?? "desc";
     let q = this.db.selectFrom("sandboxes").selectAll().where("team_id", "=", filter.teamId);
     q = q.where("state", "in", filter.states?.length ? filter.states : ["running", "paused"]);
+    if (filter.startedAfter) q = q.where("started_at", ">=", filter.startedAfter);
+    if (filter.templateIds) {
+      if (filter.templateIds.length === 0) return [];
+      q = q.where("template_id", "in", filter.templateIds);
+    }
     const after = filter.after;
-    if (after) q = q.where(afterCursor("started_at", after));
-    q = q.orderBy("started_at", "desc").orderBy("id");
+    if (after) q = q.where(afterCursor("started_at", after, order));
+    q = q.orderBy("started_at", order).orderBy("id");
     const wanted = Object.entries(filter.metadata ?? {});
     if (wanted.length === 0) return (await q.limit(filter.limit).execute()).map(decode);
     const out: Sandbox[] = [];

@@ -97,6 +97,34 @@ describe.each(DIALECTS)("sandbox API on %s", (dialect) => {
     expect(legacyList.body).toHaveLength(2);
   });
 
+  it("lists by start time in either order, after a time, and by template", async () => {
+    const first = await create({ metadata: { order: "1" } });
+    const second = await create({ metadata: { order: "2" } });
+    const third = await create({ metadata: { order: "3" } });
+    const ids = async (query: string) =>
+      (await api.request("GET", `/v2/sandboxes?${query}`)).body.map((s: { sandboxID: string }) => s.sandboxID);
+    expect(await ids("order=desc")).toEqual([third, second, first]);
+    expect(await ids("order=asc")).toEqual([first, second, third]);
+    // pages keep the order asked for
+    const asc1 = await api.request("GET", "/v2/sandboxes?order=asc&limit=2");
+    expect(asc1.body.map((s: { sandboxID: string }) => s.sandboxID)).toEqual([first, second]);
+    expect(await ids(`order=asc&limit=2&nextToken=${asc1.headers.get("x-next-token")}`)).toEqual([third]);
+
+    const secondStart = (await api.request("GET", `/sandboxes/${second}`)).body.startedAt as string;
+    expect(await ids(`order=asc&startedAfter=${encodeURIComponent(secondStart)}`)).toEqual([second, third]);
+    // any RFC 3339 form of the same instant
+    const offset = new Date(Date.parse(secondStart)).toISOString().replace("Z", "+00:00");
+    expect(await ids(`order=asc&startedAfter=${encodeURIComponent(offset)}`)).toEqual([second, third]);
+    const bad = await api.request("GET", "/v2/sandboxes?startedAfter=yesterday");
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/startedAfter/);
+
+    const base = (await api.request("GET", `/sandboxes/${first}`)).body.templateID as string;
+    expect(await ids("order=asc&template=base")).toEqual([first, second, third]);
+    expect(await ids(`order=asc&template=${base}`)).toEqual([first, second, third]);
+    expect(await ids("template=no-such-template")).toEqual([]);
+  });
+
   it("refuses bad create requests with 400, 403 and 404", async () => {
     const bad = (body: unknown) => api.request("POST", "/v2/sandboxes", { body });
     expect((await bad({})).status).toBe(400);

@@ -1,6 +1,7 @@
 import type { Schemas } from "@x/platform-client";
 import { conflict, forbidden, invalid, notFound } from "../../model/errors.js";
 import type { RuntimeName, Sandbox } from "../../model/sandbox.js";
+import type { Team } from "../../model/team.js";
 import { parseTemplateRef } from "../../model/template.js";
 import type { Orchestrator } from "../../orchestrator/orchestrator.js";
 import type { Store } from "../../store/index.js";
@@ -60,6 +61,13 @@ type SandboxOps =
   | "updateSandboxNetwork"
   | "refreshSandbox";
 
+/** A time parameter as the store keeps times (ISO 8601, UTC), or a 400. */
+function isoTime(value: string, name: string): string {
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw invalid(`${name} must be an RFC 3339 time, got '${value}'`);
+  return new Date(ms).toISOString();
+}
+
 /** Sandboxes: create, list, get, kill, pause, resume and connect, timeouts and network. */
 export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> {
   const owned = (request: Pick<ApiRequest, "team"> & { params: { sandboxID: string } }) =>
@@ -69,6 +77,12 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
     if (timeout < min || timeout > o.maxTimeoutSeconds) {
       throw invalid(`timeout must be between ${min} and ${o.maxTimeoutSeconds} seconds, got ${timeout}`);
     }
+  }
+
+  /** The template a list filter names (by ID or name): none when there is no such template. */
+  async function templateIdsNamed(team: Team, name: string): Promise<string[]> {
+    const template = await o.store.templates.resolveTemplate(parseTemplateRef(name), team);
+    return template && (template.teamId === team.id || template.public) ? [template.id] : [];
   }
 
   async function create(
@@ -141,6 +155,9 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
       teamId: team.id,
       states: params.state,
       metadata: parseMetadataFilter(params.metadata),
+      startedAfter: params.startedAfter === undefined ? undefined : isoTime(params.startedAfter, "startedAfter"),
+      templateIds: params.template === undefined ? undefined : await templateIdsNamed(team, params.template),
+      order: params.order,
     };
     if (!paged) return { items: await o.store.sandboxes.list({ ...filter, limit: 10_000 }), headers: {} };
     return pageOf((limit, after) => o.store.sandboxes.list({ ...filter, limit, after }), {
