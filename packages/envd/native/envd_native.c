@@ -1,7 +1,8 @@
 // envd's native helpers, plain C against Node-API:
 //  - inotify: a non-blocking inotify fd polled by libuv on the main loop (no thread-pool
 //    reads), each readable batch parsed and handed to a JS callback as an array of events;
-//  - extended attributes with l*xattr semantics (a final symlink is not followed).
+//  - extended attributes with l*xattr semantics (a final symlink is not followed);
+//  - this process's RLIMIT_NPROC.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 #include <uv.h>
@@ -391,6 +393,20 @@ static napi_value removexattr_js(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+// ---------------------------------------------------------------- process limits
+
+// setProcessLimit(soft, hard): RLIMIT_NPROC of this process (its children inherit it).
+static napi_value set_process_limit_js(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  if (!get_args(env, info, 2, argv)) return NULL;
+  int64_t soft, hard;
+  CHECK(env, napi_get_value_int64(env, argv[0], &soft));
+  CHECK(env, napi_get_value_int64(env, argv[1], &hard));
+  struct rlimit lim = {.rlim_cur = (rlim_t)soft, .rlim_max = (rlim_t)hard};
+  if (setrlimit(RLIMIT_NPROC, &lim) < 0) throw_errno(env, errno, "setrlimit(RLIMIT_NPROC)", NULL);
+  return NULL;
+}
+
 NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
   napi_property_descriptor props[] = {
       {"inotifyInit", NULL, inotify_init_js, NULL, NULL, NULL, napi_enumerable, NULL},
@@ -401,6 +417,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
       {"setxattr", NULL, setxattr_js, NULL, NULL, NULL, napi_enumerable, NULL},
       {"listxattr", NULL, listxattr_js, NULL, NULL, NULL, napi_enumerable, NULL},
       {"removexattr", NULL, removexattr_js, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"setProcessLimit", NULL, set_process_limit_js, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return NULL;
   return exports;

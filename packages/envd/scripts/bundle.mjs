@@ -1,6 +1,6 @@
 // Bundles envd into one CommonJS file that a plain `node` starts fast, next to the native
 // addons it loads at run time (node-pty, and envd's own inotify binding).
-import { access, cp, mkdir, readdir, rename, rm } from "node:fs/promises";
+import { access, chmod, cp, mkdir, readdir, rename, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -44,6 +44,22 @@ await build({
   logLevel: "warning",
   plugins: [fastBase64()],
 });
+
+// `sudo` of gVisor sandboxes (src/sudo/shim.ts), bound over the template's: run by the
+// platform's Node that every sandbox has at /opt/x/bin/node.
+await build({
+  entryPoints: [path.join(root, "src", "sudo", "shim.ts")],
+  outfile: path.join(out, "sudo.cjs"),
+  bundle: true,
+  platform: "node",
+  target: "node20",
+  format: "cjs",
+  minifySyntax: true,
+  legalComments: "none",
+  logLevel: "warning",
+  banner: { js: "#!/opt/x/bin/node" },
+});
+await chmod(path.join(out, "sudo.cjs"), 0o755);
 
 // node-pty resolves its addon relative to its own folder, so it ships as a small package.
 const ptyDir = path.dirname(require.resolve("node-pty/package.json"));

@@ -5,7 +5,8 @@ import { EnvdServer } from "./server.js";
  * envd's entry point. Settings come from the environment so the orchestrator can pass them
  * without a command line that `ps` would show:
  *   ENVD_PORT (49983), ENVD_ACCESS_TOKEN, ENVD_DEFAULT_USER (user), ENVD_DEFAULT_WORKDIR,
- *   ENVD_RUN_DIR (/run/e2b; empty: no identity files are written there).
+ *   ENVD_RUN_DIR (/run/e2b; empty: no identity files are written there),
+ *   ENVD_SUDO=1 (serve the `sudo` stand-in of a sandbox where setuid cannot work).
  * SIGUSR1 quiesces (closes every socket before a checkpoint), SIGUSR2 wakes it again.
  */
 async function main(): Promise<void> {
@@ -16,6 +17,7 @@ async function main(): Promise<void> {
   const server = new EnvdServer({
     port: Number(env.ENVD_PORT ?? 49983),
     host: env.ENVD_HOST,
+    sudo: env.ENVD_SUDO === "1",
     state: {
       accessToken,
       defaultUser: env.ENVD_DEFAULT_USER ?? "user",

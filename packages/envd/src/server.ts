@@ -10,11 +10,14 @@ import { createHttpHandler } from "./http/routes.js";
 import { ProcessManager } from "./process/manager.js";
 import { createProcessService } from "./process/service.js";
 import { createState, type EnvdState } from "./state.js";
+import { SudoServer } from "./sudo/server.js";
 
 export interface EnvdServerOptions {
   port: number;
   host?: string;
   state?: Partial<Omit<EnvdState, "version">>;
+  /** Serve the sandbox's `sudo` stand-in (where setuid cannot work: gVisor). */
+  sudo?: boolean;
 }
 
 /** The first bytes of every HTTP/2 connection with prior knowledge (h2c). */
@@ -36,6 +39,7 @@ export class EnvdServer {
   private h2: http2.Http2Server | undefined;
   private listening = false;
   private holdOpen: NodeJS.Timeout | undefined;
+  private readonly sudo: SudoServer | undefined;
 
   constructor(private readonly options: EnvdServerOptions) {
     const state = createState(options.state);
@@ -59,6 +63,7 @@ export class EnvdServer {
     this.h1 = http.createServer(this.handler);
     this.h1.keepAliveTimeout = 65_000;
     this.listener = net.createServer((socket) => this.accept(socket));
+    if (options.sudo) this.sudo = new SudoServer(this.context);
   }
 
   private accept(socket: net.Socket): void {
@@ -95,6 +100,7 @@ export class EnvdServer {
         resolve();
       });
     });
+    await this.sudo?.listen();
     this.listening = true;
   }
 
@@ -127,7 +133,7 @@ export class EnvdServer {
       }
     }
     const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
-    await Promise.all([closed, ...gone]);
+    await Promise.all([closed, this.sudo?.close(), ...gone]);
   }
 
   /** Open connections (for tests and diagnostics). */

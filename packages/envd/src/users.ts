@@ -39,6 +39,21 @@ export async function lookupUser(name: string): Promise<User> {
   throw new UnknownUserError(name);
 }
 
+/** The account with this uid (the first in /etc/passwd), if any. */
+export async function lookupUserById(uid: number): Promise<User | undefined> {
+  const passwd = await readFile("/etc/passwd", "utf8").catch(() => "");
+  const fields = parseColonFile(passwd).find((f) => Number(f[2]) === uid && f[0]);
+  return fields ? lookupUser(fields[0]!) : undefined;
+}
+
+/** The names of the groups an account belongs to: its primary group and those listing it. */
+export async function groupNamesOf(user: User): Promise<string[]> {
+  const group = await readFile("/etc/group", "utf8").catch(() => "");
+  return parseColonFile(group)
+    .filter((f) => Number(f[2]) === user.gid || (f[3] ?? "").split(",").includes(user.name))
+    .map((f) => f[0]!);
+}
+
 /** Names for numeric ids, for `owner` and `group` of entries. Cached briefly per call site. */
 export class IdNames {
   private users = new Map<number, string>();

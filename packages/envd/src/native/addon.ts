@@ -10,6 +10,8 @@ export interface NativeAddon {
   setxattr(path: string, name: string, value: Buffer): void;
   listxattr(path: string): string[];
   removexattr(path: string, name: string): void;
+  /** This process's RLIMIT_NPROC; its children inherit it. */
+  setProcessLimit(soft: number, hard: number): void;
 }
 
 /** Opaque: owns one inotify fd and its libuv poll handle. */

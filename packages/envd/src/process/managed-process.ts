@@ -65,6 +65,8 @@ export interface ProcessEnd {
   status: string;
   /** Set unless the process exited with 0. */
   error?: string;
+  /** The signal that ended it (SIGKILL…), when one did. */
+  signal?: string;
 }
 
 export type ProcessStreamItem = ProcessOutput | ProcessEnd;
@@ -74,7 +76,7 @@ export type ProcessIo = { kind: "pipes"; child: ChildProcess; stdin: boolean } |
 
 function signalEnd(signal: string): ProcessEnd {
   const status = `signal: ${SIGNAL_TEXT[signal] ?? signal}`;
-  return { type: "end", exitCode: -1, exited: false, status, error: status };
+  return { type: "end", exitCode: -1, exited: false, status, error: status, signal };
 }
 
 function exitEnd(exitCode: number): ProcessEnd {
@@ -201,6 +203,11 @@ export class ManagedProcess {
     return this.io.kind === "pty";
   }
 
+  /** The process has exited (its output may still be draining). */
+  get hasEnded(): boolean {
+    return this.end !== undefined;
+  }
+
   private attachPipes(child: ChildProcess): void {
     for (const [stream, name] of [
       [child.stdout, "stdout"],
@@ -309,7 +316,7 @@ export class ManagedProcess {
   }
 
   /** Sends a signal to the process's whole group (it leads its own session). */
-  signal(signal: "SIGTERM" | "SIGKILL"): void {
+  signal(signal: NodeJS.Signals): void {
     try {
       process.kill(-this.pid, signal);
     } catch {

@@ -33,6 +33,8 @@ export interface StartOptions {
   stdin: boolean;
   /** Kill the process group this long after the start (the Start call's deadline). */
   timeoutMs?: number;
+  /** Left out of list() and find(): a process envd runs for its own ends (sudo's). */
+  unlisted?: boolean;
 }
 
 /** `pid` or `tag`, shaped like the protobuf `ProcessSelector` oneof. */
@@ -125,7 +127,7 @@ export class ProcessManager {
     const proc = new ManagedProcess(io, config, user, opts.tag, opts.timeoutMs, (p) =>
       this.processes.delete(p.pid),
     );
-    this.processes.set(proc.pid, proc);
+    if (!opts.unlisted) this.processes.set(proc.pid, proc);
     return { process: proc, subscription: proc.subscribe() };
   }
 

@@ -14,6 +14,12 @@ export interface BindMount {
   readonly?: boolean;
 }
 
+/** A program runc runs at a point of the container's creation (OCI runtime spec, hooks). */
+export interface OciHook {
+  path: string;
+  args?: string[];
+}
+
 export interface SandboxSpecOptions {
   /** Absolute path of the (overlay-mounted) root filesystem. */
   rootfs: string;
@@ -39,6 +45,8 @@ export interface SandboxSpecOptions {
   binds?: BindMount[];
   /** The resolver the sandbox's /etc/resolv.conf names (the platform's DNS service on its gateway). */
   nameserver?: string;
+  /** Run in the container's mount namespace before pivot_root (runc). */
+  createContainerHooks?: OciHook[];
 }
 
 /** Docker's default capability set: enough for root inside to chown, bind low ports and run setuid sudo. */
@@ -71,6 +79,7 @@ export interface OciSpec {
   root: { path: string; readonly: boolean };
   hostname: string;
   mounts: Array<{ destination: string; type: string; source: string; options?: string[] }>;
+  hooks?: { createContainer: OciHook[] };
   linux: Record<string, unknown> & { seccomp?: SeccompProfile };
 }
 
@@ -102,6 +111,7 @@ export function buildSpec(o: SandboxSpecOptions): OciSpec {
     },
     root: { path: o.rootfs, readonly: false },
     hostname: o.hostname,
+    ...(o.createContainerHooks?.length ? { hooks: { createContainer: o.createContainerHooks } } : {}),
     mounts: [
       { destination: "/proc", type: "proc", source: "proc", options: ["nosuid", "noexec", "nodev"] },
       {

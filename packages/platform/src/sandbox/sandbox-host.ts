@@ -14,6 +14,7 @@ import type {
   RuntimeName,
 } from "../runtime/container-runtime.js";
 import { isFrozen, setFrozen } from "../runtime/freezer.js";
+import { gvisorCompat } from "../runtime/gvisor-compat.js";
 import {
   AGENT_ENVD_DIR,
   AGENT_NODE,
@@ -21,6 +22,7 @@ import {
   writeBundle,
   writeResolvConf,
 } from "../runtime/oci-spec.js";
+import { runcCompat } from "../runtime/runc-compat.js";
 
 /** Everything needed to (re)start one sandbox's container. */
 export interface BootSpec {
@@ -130,6 +132,9 @@ export class SandboxHost {
 
   /** The OCI bundle of the sandbox: its spec, envd's settings, and the files bound over the template's. */
   private async writeSandboxBundle(spec: BootSpec, p: SandboxPaths, nameserver?: string): Promise<void> {
+    const gvisor =
+      spec.runtime === "runsc" ? await gvisorCompat(p.bundle, p.rootfs, this.o.envdDir) : undefined;
+    const runc = spec.runtime === "runc" ? await runcCompat(p.bundle, p.rootfs) : undefined;
     const env = [
       "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
       "LANG=C.UTF-8",
@@ -138,9 +143,9 @@ export class SandboxHost {
       `ENVD_ACCESS_TOKEN=${spec.envdAccessToken}`,
       `ENVD_DEFAULT_USER=${spec.defaultUser}`,
       ...(spec.defaultWorkdir ? [`ENVD_DEFAULT_WORKDIR=${spec.defaultWorkdir}`] : []),
+      ...(gvisor?.env ?? []),
     ];
     const ref = await this.ref(spec.id);
-    const binds = spec.runtime === "runsc" ? await this.gvisorCompat(p) : [];
     await writeBundle(p.bundle, {
       rootfs: p.rootfs,
       args: [AGENT_NODE, path.join(AGENT_ENVD_DIR, "envd.cjs")],
@@ -150,29 +155,10 @@ export class SandboxHost {
       cpuCount: spec.cpuCount,
       memoryMB: spec.memoryMB,
       envdDir: this.o.envdDir,
-      binds,
+      binds: gvisor?.binds,
+      createContainerHooks: runc?.hooks,
       nameserver,
     });
-  }
-
-  /**
-   * gVisor differences from runc that users would notice: the release Debian ships rejects a
-   * statx() flag that `ls -l` uses (a preloaded shim from envd's bundle retries without it; the
-   * template's own preload list is kept), and /tmp would be a tmpfs.
-   */
-  private async gvisorCompat(
-    p: SandboxPaths,
-  ): Promise<{ source: string; destination: string; readonly: boolean }[]> {
-    const own = await readFile(path.join(p.rootfs, "etc", "ld.so.preload"), "utf8").catch(() => "");
-    const preload = path.join(p.bundle, "ld.so.preload");
-    await mkdir(p.bundle, { recursive: true });
-    await writeFile(preload, `${path.join(AGENT_ENVD_DIR, "compat", "libx-statx-compat.so")}\n${own}`);
-    return [
-      { source: preload, destination: "/etc/ld.so.preload", readonly: true },
-      // runsc puts a tmpfs on /tmp unless the spec mounts something there: keep the template's
-      // /tmp and write to the sandbox's own layer, as under runc.
-      { source: path.join(p.rootfs, "tmp"), destination: "/tmp", readonly: false },
-    ];
   }
 
   /** Boots the sandbox from its files and waits until envd answers. Returns its address. */

@@ -10,7 +10,11 @@ export interface KeysetCursor {
  * The rows that come after the cursor, for lists ordered by `column` (newest first unless
  * `order` is "asc"), then by `id`.
  */
-export function afterCursor(column: string, cursor: KeysetCursor, order: "asc" | "desc" = "desc"): Expression<SqlBool> {
+export function afterCursor(
+  column: string,
+  cursor: KeysetCursor,
+  order: "asc" | "desc" = "desc",
+): Expression<SqlBool> {
   const time = sql.ref(column);
   const beyond = order === "asc" ? sql`>` : sql`<`;
   return sql<SqlBool>`(${time} ${beyond} ${cursor.time} or (${time} = ${cursor.time} and ${sql.ref("id")} > ${cursor.id}))`;

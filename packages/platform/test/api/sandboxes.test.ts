@@ -102,7 +102,9 @@ describe.each(DIALECTS)("sandbox API on %s", (dialect) => {
     const second = await create({ metadata: { order: "2" } });
     const third = await create({ metadata: { order: "3" } });
     const ids = async (query: string) =>
-      (await api.request("GET", `/v2/sandboxes?${query}`)).body.map((s: { sandboxID: string }) => s.sandboxID);
+      (await api.request("GET", `/v2/sandboxes?${query}`)).body.map(
+        (s: { sandboxID: string }) => s.sandboxID,
+      );
     expect(await ids("order=desc")).toEqual([third, second, first]);
     expect(await ids("order=asc")).toEqual([first, second, third]);
     // pages keep the order asked for

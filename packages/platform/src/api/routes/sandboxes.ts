@@ -155,7 +155,8 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
       teamId: team.id,
       states: params.state,
       metadata: parseMetadataFilter(params.metadata),
-      startedAfter: params.startedAfter === undefined ? undefined : isoTime(params.startedAfter, "startedAfter"),
+      startedAfter:
+        params.startedAfter === undefined ? undefined : isoTime(params.startedAfter, "startedAfter"),
       templateIds: params.template === undefined ? undefined : await templateIdsNamed(team, params.template),
       order: params.order,
     };
