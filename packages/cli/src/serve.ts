@@ -34,6 +34,10 @@ ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUN
   --boot-concurrency N
                       sandboxes booting at once; creates beyond it wait their turn (X_BOOT_CONCURRENCY,
                       default cores + 1)
+  --process-limit N   tasks (processes and threads) a sandbox's commands may run; past it the
+                      session with the most is ended (X_PROCESS_LIMIT, default one per MiB of
+                      the sandbox's memory under runc, 128 to 4096; 128 per account under
+                      gVisor, whose every task costs host tasks)
   --deep-pause-after S
                       a sandbox frozen this many seconds is checkpointed (gVisor) or stopped
                       to free its memory (X_DEEP_PAUSE_AFTER, default ${DEFAULTS.deepPauseAfterMs / 1000})
@@ -75,6 +79,7 @@ export function serveConfig(argv: string[]): ServeOptions {
       "pool-max": { type: "string" },
       "boot-concurrency": { type: "string" },
       "memory-reserve": { type: "string" },
+      "process-limit": { type: "string" },
       "deep-pause-after": { type: "string" },
       "allow-internal": { type: "string" },
       "dns-upstream": { type: "string" },
@@ -112,6 +117,7 @@ export function serveConfig(argv: string[]): ServeOptions {
     1,
   );
   const memoryReserve = whole(values["memory-reserve"] ?? env.X_MEMORY_RESERVE, "--memory-reserve");
+  const processLimit = whole(values["process-limit"] ?? env.X_PROCESS_LIMIT, "--process-limit", 16);
   const deepPause = values["deep-pause-after"] ?? env.X_DEEP_PAUSE_AFTER;
   if (deepPause !== undefined && !/^\d+$/.test(deepPause))
     throw new Error(`--deep-pause-after must be a whole number of seconds, got ${deepPause}`);
@@ -149,6 +155,7 @@ export function serveConfig(argv: string[]): ServeOptions {
       ...(poolMax !== undefined ? { warmPoolMax: poolMax } : {}),
       ...(bootConcurrency !== undefined ? { bootConcurrency } : {}),
       ...(memoryReserve !== undefined ? { memoryReserveMB: memoryReserve } : {}),
+      ...(processLimit !== undefined ? { processLimit } : {}),
       allowInternal: list(values["allow-internal"] ?? env.X_ALLOW_INTERNAL) ?? DEFAULTS.allowInternal,
       dnsUpstreams: dnsUpstream === "none" ? [] : list(dnsUpstream),
       envdDir: envdBundleDir(),

@@ -1,3 +1,4 @@
+import type { ContainmentSettings } from "./containment/containment.js";
 import { dropSupplementaryGroups } from "./process/launch.js";
 import { EnvdServer } from "./server.js";
 
@@ -6,9 +7,24 @@ import { EnvdServer } from "./server.js";
  * without a command line that `ps` would show:
  *   ENVD_PORT (49983), ENVD_ACCESS_TOKEN, ENVD_DEFAULT_USER (user), ENVD_DEFAULT_WORKDIR,
  *   ENVD_RUN_DIR (/run/e2b; empty: no identity files are written there),
- *   ENVD_SUDO=1 (serve the `sudo` stand-in of a sandbox where setuid cannot work).
+ *   ENVD_SUDO=1 (serve the `sudo` stand-in of a sandbox where setuid cannot work),
+ *   ENVD_MEMORY_LIMIT_MB, ENVD_MEMORY_WATCHDOG, ENVD_PROCESS_LIMIT, ENVD_PROCESS_RLIMIT,
+ *   ENVD_OOM_SCORE_ADJ (containment: see containment/containment.ts; none set outside a sandbox).
  * SIGUSR1 quiesces (closes every socket before a checkpoint), SIGUSR2 wakes it again.
  */
+function containmentSettings(env: NodeJS.ProcessEnv): ContainmentSettings | undefined {
+  const number = (name: string) => (env[name] ? Number(env[name]) : undefined);
+  const memoryMB = number("ENVD_MEMORY_LIMIT_MB");
+  const settings: ContainmentSettings = {
+    memoryLimitBytes: memoryMB ? memoryMB * 2 ** 20 : undefined,
+    watchMemory: env.ENVD_MEMORY_WATCHDOG === "1" || undefined,
+    processLimit: number("ENVD_PROCESS_LIMIT"),
+    limitAccounts: env.ENVD_PROCESS_RLIMIT === "1" || undefined,
+    oomScoreAdj: number("ENVD_OOM_SCORE_ADJ"),
+  };
+  return Object.values(settings).some((v) => v !== undefined) ? settings : undefined;
+}
+
 async function main(): Promise<void> {
   dropSupplementaryGroups();
   const env = process.env;
@@ -18,6 +34,7 @@ async function main(): Promise<void> {
     port: Number(env.ENVD_PORT ?? 49983),
     host: env.ENVD_HOST,
     sudo: env.ENVD_SUDO === "1",
+    containment: containmentSettings(env),
     state: {
       accessToken,
       defaultUser: env.ENVD_DEFAULT_USER ?? "user",

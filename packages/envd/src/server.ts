@@ -4,6 +4,7 @@ import net from "node:net";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Filesystem, Process } from "@x/envd-client";
 import { accessTokenInterceptor } from "./auth.js";
+import { Containment, type ContainmentSettings } from "./containment/containment.js";
 import { createLogger, type EnvdContext, IdNames } from "./context.js";
 import { createFilesystemService } from "./filesystem/service.js";
 import { createHttpHandler } from "./http/routes.js";
@@ -18,6 +19,8 @@ export interface EnvdServerOptions {
   state?: Partial<Omit<EnvdState, "version">>;
   /** Serve the sandbox's `sudo` stand-in (where setuid cannot work: gVisor). */
   sudo?: boolean;
+  /** Keep what runs here from taking the sandbox down (see Containment); off outside sandboxes. */
+  containment?: ContainmentSettings;
 }
 
 /** The first bytes of every HTTP/2 connection with prior knowledge (h2c). */
@@ -40,14 +43,17 @@ export class EnvdServer {
   private listening = false;
   private holdOpen: NodeJS.Timeout | undefined;
   private readonly sudo: SudoServer | undefined;
+  private readonly containment: Containment | undefined;
 
   constructor(private readonly options: EnvdServerOptions) {
     const state = createState(options.state);
+    const log = createLogger();
+    this.containment = options.containment ? new Containment(options.containment, log) : undefined;
     this.context = {
       state,
       names: new IdNames(),
-      processes: new ProcessManager(state),
-      log: createLogger(),
+      processes: new ProcessManager(state, this.containment),
+      log,
     };
     this.handler = connectNodeAdapter({
       routes: (router) => {
@@ -101,6 +107,7 @@ export class EnvdServer {
       });
     });
     await this.sudo?.listen();
+    this.containment?.start();
     this.listening = true;
   }
 
@@ -149,6 +156,7 @@ export class EnvdServer {
   }
 
   async close(): Promise<void> {
+    this.containment?.stop();
     await this.quiesce();
     this.context.processes.killAll();
   }

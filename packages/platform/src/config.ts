@@ -35,6 +35,12 @@ export interface PlatformConfig {
   /** Host memory (MiB) kept available: no sandbox boots below it (503); 10% of the host's by default. */
   memoryReserveMB?: number;
   /**
+   * Tasks (processes and threads) a sandbox's commands may run, past which the session with the
+   * most is ended; by default one per MiB of memory under runc and 128 per account under gVisor (see
+   * sandbox/resource-limits.ts).
+   */
+  processLimit?: number;
+  /**
    * Private IPv4 ranges (CIDRs) sandboxes with internet may reach, e.g. a package mirror on the
    * operator's network. Every other private, loopback, link-local or CGNAT address is refused.
    */

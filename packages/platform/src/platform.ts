@@ -105,6 +105,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     runtimes,
     network,
     envdDir,
+    processLimit: config.processLimit,
     log: root.child({ component: "sandbox" }),
   });
   let proxy: ProxyServer | undefined;

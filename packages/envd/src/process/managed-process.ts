@@ -166,6 +166,7 @@ export class ManagedProcess {
   private paused = false;
   private stdinOpen: boolean;
   private end: ProcessEnd | undefined;
+  private exited = false;
   private finished = false;
   private openPipes = 0;
   private drainTimer: NodeJS.Timeout | undefined;
@@ -180,6 +181,8 @@ export class ManagedProcess {
     readonly tag: string | undefined,
     timeoutMs: number | undefined,
     private readonly onFinish: (proc: ManagedProcess) => void,
+    /** Says what ended the process when envd knows more than its status (see Containment). */
+    private readonly explain: (end: ProcessEnd) => Promise<ProcessEnd> = async (end) => end,
   ) {
     if (io.kind === "pipes") {
       this.pid = io.child.pid as number;
@@ -190,8 +193,7 @@ export class ManagedProcess {
       this.stdinOpen = false;
       io.term.onData((chunk) => this.output("pty", chunk as unknown as Buffer));
       io.term.onExit(({ exitCode, signal }) => {
-        this.end = signal ? signalEnd(signalName(signal)) : exitEnd(exitCode);
-        this.finish();
+        this.ended(signal ? signalEnd(signalName(signal)) : exitEnd(exitCode));
       });
     }
     if (timeoutMs !== undefined && timeoutMs > 0) {
@@ -205,7 +207,7 @@ export class ManagedProcess {
 
   /** The process has exited (its output may still be draining). */
   get hasEnded(): boolean {
-    return this.end !== undefined;
+    return this.exited;
   }
 
   private attachPipes(child: ChildProcess): void {
@@ -226,11 +228,19 @@ export class ManagedProcess {
     // Writes after the process closed its stdin fail with EPIPE; SendInput reports them.
     child.stdin?.on("error", () => {});
     child.on("error", () => {});
-    child.once("exit", (code, signal) => {
-      this.end = signal ? signalEnd(signal) : exitEnd(code ?? -1);
-      if (this.openPipes === 0) this.finish();
-      else this.armDrain();
-    });
+    child.once("exit", (code, signal) => this.ended(signal ? signalEnd(signal) : exitEnd(code ?? -1)));
+  }
+
+  /** The process exited: its end (explained) is reported once its output is read. */
+  private ended(end: ProcessEnd): void {
+    this.exited = true;
+    this.explain(end)
+      .catch(() => end)
+      .then((explained) => {
+        this.end = explained;
+        if (this.io.kind === "pty" || this.openPipes === 0) this.finish();
+        else this.armDrain();
+      });
   }
 
   private output(stream: ProcessOutput["stream"], data: Buffer): void {

@@ -5,6 +5,7 @@ import { access, stat } from "node:fs/promises";
 import path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { IPty } from "node-pty";
+import type { Containment } from "../containment/containment.js";
 import { describeErrno, errnoOf } from "../errors.js";
 import { resolvePath } from "../paths.js";
 import type { EnvdState } from "../state.js";
@@ -85,12 +86,25 @@ async function resolveExecutable(cmd: string, pathEnv: string, cwd: string): Pro
   return undefined;
 }
 
+/** A start refused because the sandbox (or its account) is at its process limit. */
+class ProcessLimitError extends ConnectError {
+  constructor(cmd: string) {
+    super(
+      `error starting process '${cmd}': the sandbox is at its process limit (fork: resource temporarily unavailable)`,
+      Code.ResourceExhausted,
+    );
+  }
+}
+
 /** Owns every process started through envd, independent of the requests that started them. */
 export class ProcessManager {
   private readonly processes = new Map<number, ManagedProcess>();
   private readonly launcher = new Launcher();
 
-  constructor(private readonly state: EnvdState) {}
+  constructor(
+    private readonly state: EnvdState,
+    private readonly containment?: Containment,
+  ) {}
 
   list(): ManagedProcess[] {
     return [...this.processes.values()];
@@ -119,13 +133,28 @@ export class ProcessManager {
   async start(opts: StartOptions): Promise<{ process: ManagedProcess; subscription: Subscription }> {
     const { config, user } = opts;
     const { launch, cwd, env } = await this.plan(config, user);
-    const io: ProcessIo = opts.pty
-      ? await this.spawnPty(launch, cwd, env, opts.pty, config.cmd)
-      : await this.spawnPipes(launch, cwd, env, opts.stdin, config.cmd);
+    const mark = (await this.containment?.beforeSpawn()) ?? {};
+    const spawn = () =>
+      opts.pty
+        ? this.spawnPty(launch, cwd, env, opts.pty, config.cmd)
+        : this.spawnPipes(launch, cwd, env, opts.stdin, config.cmd);
+    const io: ProcessIo = await spawn().catch(async (err: unknown) => {
+      // the sandbox is at its process limit (a fork bomb, say): its largest session goes, once
+      if (err instanceof ProcessLimitError && (await this.containment?.relieveProcessPressure()))
+        return spawn();
+      throw err;
+    });
+    const pid = io.kind === "pipes" ? (io.child.pid as number) : io.term.pid;
     // Output arrives in I/O callbacks, and only microtasks ran since the spawn: the
     // subscription below sees all of it.
-    const proc = new ManagedProcess(io, config, user, opts.tag, opts.timeoutMs, (p) =>
-      this.processes.delete(p.pid),
+    const proc = new ManagedProcess(
+      io,
+      config,
+      user,
+      opts.tag,
+      opts.timeoutMs,
+      (p) => this.processes.delete(p.pid),
+      this.containment ? (end) => this.containment!.explain(pid, end, mark) : undefined,
     );
     if (!opts.unlisted) this.processes.set(proc.pid, proc);
     return { process: proc, subscription: proc.subscribe() };
@@ -179,6 +208,11 @@ export class ProcessManager {
     return "/";
   }
 
+  /** A synchronous spawn, wrapped as containment wants it (the child's OOM score). */
+  private spawning<T>(spawn: () => T): T {
+    return this.containment ? this.containment.spawning(spawn) : spawn();
+  }
+
   private async spawnPipes(
     launch: Launch,
     cwd: string,
@@ -186,17 +220,20 @@ export class ProcessManager {
     stdin: boolean,
     cmd: string,
   ): Promise<ProcessIo> {
-    const child = spawn(launch.file, launch.args, {
-      cwd,
-      env,
-      uid: launch.uid,
-      gid: launch.gid,
-      // Its own session and process group, so signals reach everything it starts.
-      detached: true,
-      stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"],
-    });
+    const child = this.spawning(() =>
+      spawn(launch.file, launch.args, {
+        cwd,
+        env,
+        uid: launch.uid,
+        gid: launch.gid,
+        // Its own session and process group, so signals reach everything it starts.
+        detached: true,
+        stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"],
+      }),
+    );
     if (child.pid === undefined) {
       const [err] = (await once(child, "error")) as [Error];
+      if (errnoOf(err) === "EAGAIN") throw new ProcessLimitError(cmd);
       const reason = describeErrno(errnoOf(err)) ?? err.message;
       throw new ConnectError(`error starting process '${cmd}': ${reason}`, Code.InvalidArgument);
     }
@@ -213,17 +250,19 @@ export class ProcessManager {
     // Loaded on first use: most sandboxes never open a terminal.
     const pty = await import("node-pty");
     try {
-      const term = pty.spawn(launch.file, launch.args, {
-        name: env.TERM ?? "xterm-256color",
-        cols: size.cols || 80,
-        rows: size.rows || 24,
-        cwd,
-        env,
-        uid: launch.uid,
-        gid: launch.gid,
-        // Raw bytes: output is forwarded as-is, never decoded.
-        encoding: null,
-      });
+      const term = this.spawning(() =>
+        pty.spawn(launch.file, launch.args, {
+          name: env.TERM ?? "xterm-256color",
+          cols: size.cols || 80,
+          rows: size.rows || 24,
+          cwd,
+          env,
+          uid: launch.uid,
+          gid: launch.gid,
+          // Raw bytes: output is forwarded as-is, never decoded.
+          encoding: null,
+        }),
+      );
       holdTerminalOpen(term);
       return { kind: "pty", term };
     } catch (err) {

@@ -1,16 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { rmSync } from "node:fs";
+import { fileTree } from "../lib/file-tree.js";
 import { readCgroupStats } from "./cgroup-stats.js";
 
-function tree(files: Record<string, string>): string {
-  const root = mkdtempSync(path.join(os.tmpdir(), "x-cgroup-"));
-  for (const [file, content] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-    writeFileSync(path.join(root, file), content);
-  }
-  return root;
-}
+const tree = (files: Record<string, string>) => fileTree(files, "x-cgroup-");
 
 describe("readCgroupStats", () => {
   const roots: string[] = [];

@@ -34,6 +34,8 @@ export interface SandboxSpecOptions {
   memoryMB: number;
   /** Max tasks in the sandbox; default 4096. */
   pidsLimit?: number;
+  /** oom_score_adj of the container's init (and envd); default 500. */
+  oomScoreAdj?: number;
   /** Host directory holding the envd bundle, shown read-only at AGENT_ENVD_DIR. */
   envdDir: string;
   /** Host Node binary used to run envd; default /usr/bin/node. */
@@ -106,8 +108,7 @@ export function buildSpec(o: SandboxSpecOptions): OciSpec {
       // CAP_SYS_RESOURCE, which root on these hosts does not have
       // sudo is setuid: no_new_privs would make it fail for the sandbox user
       noNewPrivileges: false,
-      // under host memory pressure, sandboxes go before the platform
-      oomScoreAdj: 500,
+      oomScoreAdj: o.oomScoreAdj ?? 500,
     },
     root: { path: o.rootfs, readonly: false },
     hostname: o.hostname,

@@ -7,6 +7,7 @@ import { spans } from "../lib/spans.js";
 import type { NetworkManager, SandboxNetwork } from "../network/network-manager.js";
 import { ensureDiskImage, mountDisk, type SandboxDisk, unmountDisk } from "../rootfs/disk.js";
 import { isOverlayMounted, mountOverlay, unmountOverlay } from "../rootfs/overlay.js";
+import { setCgroupLimits } from "../runtime/cgroup-limits.js";
 import type {
   ContainerRef,
   ContainerRuntime,
@@ -23,6 +24,7 @@ import {
   writeResolvConf,
 } from "../runtime/oci-spec.js";
 import { runcCompat } from "../runtime/runc-compat.js";
+import { type SandboxLimits, sandboxLimits } from "./resource-limits.js";
 
 /** Everything needed to (re)start one sandbox's container. */
 export interface BootSpec {
@@ -58,6 +60,8 @@ export interface SandboxHostOptions {
   network: NetworkManager;
   /** Host directory holding envd's bundle (`envd.cjs` and its native addons). */
   envdDir: string;
+  /** Tasks a sandbox's commands may run (see resource-limits.ts); the runtime's default otherwise. */
+  processLimit?: number;
   log: Logger;
 }
 
@@ -72,6 +76,20 @@ export class SandboxHost {
   private readonly deleting = new Map<string, Promise<void>>();
 
   constructor(private readonly o: SandboxHostOptions) {}
+
+  private limits(spec: Pick<BootSpec, "runtime" | "memoryMB">): SandboxLimits {
+    return sandboxLimits(spec.runtime, { memoryMB: spec.memoryMB, processLimit: this.o.processLimit });
+  }
+
+  /**
+   * Once the container runs: under gVisor the cgroup gets its headroom above the memory the
+   * workload was started with (see resource-limits.ts).
+   */
+  private async afterStart(spec: Pick<BootSpec, "id" | "runtime" | "memoryMB">): Promise<void> {
+    const limits = this.limits(spec);
+    if (limits.cgroupMemoryBytes === limits.specMemoryBytes) return;
+    await setCgroupLimits(containerCgroup(spec), { memoryBytes: limits.cgroupMemoryBytes });
+  }
 
   private async pendingDelete(id: string): Promise<void> {
     await this.deleting.get(id);
@@ -135,6 +153,7 @@ export class SandboxHost {
     const gvisor =
       spec.runtime === "runsc" ? await gvisorCompat(p.bundle, p.rootfs, this.o.envdDir) : undefined;
     const runc = spec.runtime === "runc" ? await runcCompat(p.bundle, p.rootfs) : undefined;
+    const limits = this.limits(spec);
     const env = [
       "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
       "LANG=C.UTF-8",
@@ -144,6 +163,7 @@ export class SandboxHost {
       `ENVD_DEFAULT_USER=${spec.defaultUser}`,
       ...(spec.defaultWorkdir ? [`ENVD_DEFAULT_WORKDIR=${spec.defaultWorkdir}`] : []),
       ...(gvisor?.env ?? []),
+      ...limits.envdEnv,
     ];
     const ref = await this.ref(spec.id);
     await writeBundle(p.bundle, {
@@ -153,7 +173,9 @@ export class SandboxHost {
       hostname: spec.id,
       netnsPath: ref.netnsPath,
       cpuCount: spec.cpuCount,
-      memoryMB: spec.memoryMB,
+      memoryMB: limits.specMemoryBytes / 2 ** 20,
+      pidsLimit: limits.pidsMax,
+      oomScoreAdj: limits.initOomScoreAdj,
       envdDir: this.o.envdDir,
       binds: gvisor?.binds,
       createContainerHooks: runc?.hooks,
@@ -171,6 +193,7 @@ export class SandboxHost {
     span.mark("bundle");
     const runtime = this.runtime(spec.runtime);
     await runtime.run(await this.ref(spec.id), { bundleDir: p.bundle, consoleLog: p.consoleLog });
+    await this.afterStart(spec);
     span.mark("runtime");
     await waitForEnvd(net.sandboxIp, 30_000);
     span.mark("envd");
@@ -287,6 +310,7 @@ export class SandboxHost {
     const ref = await this.ref(spec.id);
     const t0 = performance.now();
     await runtime.restore(ref, { bundleDir: p.bundle, consoleLog: p.consoleLog, imageDir });
+    await this.afterStart(spec);
     const restoredMs = performance.now() - t0;
     await runtime.kill(ref, "SIGUSR2");
     await waitForEnvd(net.sandboxIp, 30_000);

@@ -75,6 +75,9 @@ describe("x serve restart", () => {
         cidr,
         "--runtime",
         "runc",
+        // no warm pool: its refills would add network namespaces while the in-flight create is watched
+        "--pool-size",
+        "0",
       ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );

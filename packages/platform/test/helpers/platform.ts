@@ -44,6 +44,7 @@ export async function startTestPlatform(
         | "allowInternal"
         | "dnsUpstreams"
         | "memoryReserveMB"
+        | "processLimit"
         | "warmPoolMax"
         | "bootConcurrency"
       >

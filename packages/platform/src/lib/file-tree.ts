@@ -1,0 +1,13 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+/** Writes `files` (relative path → content) under a new temporary directory and returns it (for tests of code reading kernel trees). */
+export function fileTree(files: Record<string, string>, prefix = "x-tree-"): string {
+  const root = mkdtempSync(path.join(os.tmpdir(), prefix));
+  for (const [file, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    writeFileSync(path.join(root, file), content);
+  }
+  return root;
+}

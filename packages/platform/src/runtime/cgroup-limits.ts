@@ -1,0 +1,60 @@
+import { existsSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+
+/**
+ * Changes a container's cgroup limits in place, for cgroup v1 (also the hybrid layout of these
+ * hosts: one hierarchy per controller) and v2 (one unified hierarchy, what a fresh Debian 12
+ * boots with). The runtime sets the first values from the OCI spec; these change them later.
+ */
+export interface CgroupLimits {
+  /** Memory the cgroup may charge, page cache included; swap is never allowed on top. */
+  memoryBytes?: number;
+  /** Tasks (threads) the cgroup may hold. */
+  pidsMax?: number;
+  /** Relative CPU weight against sibling cgroups (v1 cpu.shares scale: 2–262144, 1024 = default). */
+  cpuShares?: number;
+}
+
+function isUnified(root: string): boolean {
+  return existsSync(join(root, "cgroup.controllers"));
+}
+
+/** v2's cpu.weight (1–10000, 100 = default) for a v1 cpu.shares value, as runc and systemd convert. */
+export function sharesToWeight(shares: number): number {
+  return 1 + Math.floor(((Math.min(262144, Math.max(2, shares)) - 2) * 9999) / 262142);
+}
+
+export async function setCgroupLimits(
+  cgroupPath: string,
+  limits: CgroupLimits,
+  root = "/sys/fs/cgroup",
+): Promise<void> {
+  if (isUnified(root)) {
+    const dir = join(root, cgroupPath);
+    if (limits.memoryBytes !== undefined) {
+      await writeFile(join(dir, "memory.max"), String(limits.memoryBytes));
+      await writeFile(join(dir, "memory.swap.max"), "0").catch(() => undefined);
+    }
+    if (limits.pidsMax !== undefined) await writeFile(join(dir, "pids.max"), String(limits.pidsMax));
+    if (limits.cpuShares !== undefined)
+      await writeFile(join(dir, "cpu.weight"), String(sharesToWeight(limits.cpuShares)));
+    return;
+  }
+  if (limits.memoryBytes !== undefined) {
+    const dir = join(root, "memory", cgroupPath);
+    const limit = join(dir, "memory.limit_in_bytes");
+    const memsw = join(dir, "memory.memsw.limit_in_bytes");
+    const bytes = String(limits.memoryBytes);
+    // memory+swap may never be below memory: raise it first when growing, lower it last when shrinking
+    const current = Number((await readFile(limit, "utf8")).trim());
+    const hasMemsw = existsSync(memsw);
+    if (hasMemsw && limits.memoryBytes > current) await writeFile(memsw, bytes);
+    await writeFile(limit, bytes);
+    if (hasMemsw && limits.memoryBytes <= current) await writeFile(memsw, bytes);
+  }
+  if (limits.pidsMax !== undefined)
+    await writeFile(join(root, "pids", cgroupPath, "pids.max"), String(limits.pidsMax));
+  if (limits.cpuShares !== undefined)
+    await writeFile(join(root, "cpu", cgroupPath, "cpu.shares"), String(limits.cpuShares));
+}

@@ -1,0 +1,75 @@
+/**
+ * Misbehaving code ends itself, not the sandbox, under both runtimes, as a user sees it through
+ * the public client: a command that takes all the memory ends with 137 and says why, a fork
+ * bomb is ended and later commands run at once, and the sandbox answers all along.
+ */
+import { Sandbox } from "e2b";
+import { pointE2bClient, startTestPlatform, type TestPlatform } from "../helpers/platform.js";
+
+describe.each(["runc", "runsc"] as const)("containment on %s", (runtime) => {
+  let t: TestPlatform;
+  let restoreEnv = () => {};
+  let sandbox: Sandbox;
+
+  beforeAll(async () => {
+    t = await startTestPlatform({ runtime });
+    restoreEnv = pointE2bClient(t);
+    sandbox = await Sandbox.create({ timeoutMs: 300_000 });
+  });
+
+  afterAll(async () => {
+    await sandbox?.kill().catch(() => undefined);
+    restoreEnv();
+    await t.stop();
+  });
+
+  const run = async (cmd: string, timeoutMs = 60_000) => {
+    const r = await sandbox.commands
+      .run(cmd, { timeoutMs })
+      .catch((e: { result?: unknown }) => e.result ?? e);
+    return r as { stdout: string; stderr: string; exitCode: number; error?: string };
+  };
+
+  /** Processes in the sandbox besides envd and its init, once the ps of the count is gone. */
+  const processCount = async () => Number((await run("ps -e --no-headers | wc -l")).stdout.trim()) - 4;
+
+  it("ends a command that takes all the memory, says why, and keeps answering", async () => {
+    // 16 MiB at a time, written so that the pages are really taken
+    const hog = await run(`node -e "const a = []; for (;;) a.push(Buffer.alloc(16 << 20, 1))"`);
+    expect(hog.exitCode).toBe(137);
+    expect(hog.error).toMatch(/out of memory/);
+    expect(await run("echo still here")).toMatchObject({ exitCode: 0, stdout: "still here\n" });
+    // what it held is given back: the next one can take as much
+    const again = await run(
+      `node -e "const a = []; for (let i = 0; i < 8; i++) a.push(Buffer.alloc(16 << 20, 1)); console.log('ok')"`,
+    );
+    expect(again).toMatchObject({ exitCode: 0, stdout: "ok\n" });
+  });
+
+  it("ends a fork bomb's session and says why, the sandbox answering meanwhile", async () => {
+    // a command leading a bomb: its session is the largest and ends, the leader with it
+    const bomb = run(`bash -c ':(){ :|:& };: ; sleep 120' >/dev/null 2>&1`, 90_000);
+    const during = await run("echo answering");
+    expect(during).toMatchObject({ exitCode: 0, stdout: "answering\n" });
+    const ended = await bomb;
+    expect(ended.exitCode).toBe(137);
+    expect(ended.error).toMatch(/too many processes/);
+    // nothing of it is left
+    for (let i = 0; i < 50 && (await processCount()) > 5; i++) await new Promise((r) => setTimeout(r, 200));
+    expect(await processCount()).toBeLessThanOrEqual(5);
+  });
+
+  it("ends a bomb that outlived its command, and later commands run", async () => {
+    // the command returns at once; the bomb goes on without it in the command's session
+    expect(await run(`timeout 30 bash -c ':(){ :|:& };:' >/dev/null 2>&1; echo started`)).toMatchObject({
+      exitCode: 0,
+      stdout: "started\n",
+    });
+    for (const word of ["one", "two", "three"]) {
+      expect(await run(`echo ${word}`)).toMatchObject({ exitCode: 0, stdout: `${word}\n` });
+    }
+    for (let i = 0; i < 50 && (await processCount()) > 5; i++) await new Promise((r) => setTimeout(r, 200));
+    expect(await processCount()).toBeLessThanOrEqual(5);
+    expect(await sandbox.isRunning()).toBe(true);
+  });
+});
