@@ -134,6 +134,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     dataDir: config.dataDir,
     defaultRuntime,
     deepPauseAfterMs: config.deepPauseAfterMs,
+    maxLivePerTeam: config.maxSandboxesPerTeam,
     log: root.child({ component: "orchestrator" }),
     onUnavailable: (id) => proxy?.closeSandboxConnections(id),
   });

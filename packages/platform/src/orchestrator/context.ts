@@ -19,6 +19,8 @@ export interface OrchestratorOptions {
   pool: WarmPool;
   /** How many boots may run at once (shared with the pool). */
   budget: BootBudget;
+  /** A team's starting and running sandboxes at most: resumes count against it as creates do. */
+  maxLivePerTeam?: number;
   /** Called when a sandbox stops serving (kill, pause), to cut its open connections. */
   onUnavailable?(sandboxId: string): void;
 }

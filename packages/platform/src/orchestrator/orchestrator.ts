@@ -93,7 +93,9 @@ export class Orchestrator {
   }
 
   resume(id: string, timeoutSeconds?: number): Promise<{ sandbox: Sandbox; resumed: boolean }> {
-    return resumeSandbox(this.ctx, id, timeoutSeconds);
+    return resumeSandbox(this.ctx, id, timeoutSeconds, (teamId) =>
+      this.quota.reserve(this.ctx, teamId, this.ctx.maxLivePerTeam),
+    );
   }
 
   withStateStill<T>(

@@ -95,7 +95,8 @@ async function deepen(
 export function resumeSandbox(
   ctx: OrchestratorContext,
   id: string,
-  timeoutSeconds?: number,
+  timeoutSeconds: number | undefined,
+  admit: (teamId: string) => Promise<() => void>,
 ): Promise<{ sandbox: Sandbox; resumed: boolean }> {
   return ctx.lock.run(id, async () => {
     const sandbox = await liveSandbox(ctx, id);
@@ -109,25 +110,40 @@ export function resumeSandbox(
       }
       return { sandbox, resumed: false };
     }
-    const live = ctx.live.of(id);
-    clearTimeout(live.deepPauseTimer);
-    if (sandbox.pauseKind === "frozen") {
-      await ctx.host.thaw(sandbox);
-      live.address ??= await ctx.host.address(id);
-    } else {
-      const spec = sandboxBootSpec(ctx.dataDir, sandbox, await buildOf(ctx, sandbox));
-      live.address =
-        sandbox.pauseKind === "checkpointed" ? await ctx.host.restore(spec) : await ctx.host.boot(spec);
-      if (sandbox.pauseKind === "stopped") await initSandbox(sandbox, live.address);
+    // a resumed sandbox runs again: it counts against the team's quota as a new one would
+    const release = await admit(sandbox.teamId);
+    try {
+      return await resumePaused(ctx, sandbox, endAt);
+    } finally {
+      release();
     }
-    if (!live.address) throw new Error(`sandbox ${id} has no address after resuming`);
-    ctx.live.serve(id, live.address, sandbox.envdAccessToken);
-    sandbox.state = "running";
-    delete sandbox.pauseKind;
-    sandbox.endAt = endAt ?? nowIso(new Date(Date.now() + RESUMED_TIMEOUT_MS));
-    await ctx.store.sandboxes.update(id, { state: "running", pauseKind: null, endAt: sandbox.endAt });
-    await ctx.store.events.record("sandbox.resumed", { teamId: sandbox.teamId, sandboxId: id });
-    ctx.armDeadline(sandbox);
-    return { sandbox, resumed: true };
   });
+}
+
+async function resumePaused(
+  ctx: OrchestratorContext,
+  sandbox: Sandbox,
+  endAt: string | undefined,
+): Promise<{ sandbox: Sandbox; resumed: boolean }> {
+  const id = sandbox.id;
+  const live = ctx.live.of(id);
+  clearTimeout(live.deepPauseTimer);
+  if (sandbox.pauseKind === "frozen") {
+    await ctx.host.thaw(sandbox);
+    live.address ??= await ctx.host.address(id);
+  } else {
+    const spec = sandboxBootSpec(ctx.dataDir, sandbox, await buildOf(ctx, sandbox));
+    live.address =
+      sandbox.pauseKind === "checkpointed" ? await ctx.host.restore(spec) : await ctx.host.boot(spec);
+    if (sandbox.pauseKind === "stopped") await initSandbox(sandbox, live.address);
+  }
+  if (!live.address) throw new Error(`sandbox ${id} has no address after resuming`);
+  ctx.live.serve(id, live.address, sandbox.envdAccessToken);
+  sandbox.state = "running";
+  delete sandbox.pauseKind;
+  sandbox.endAt = endAt ?? nowIso(new Date(Date.now() + RESUMED_TIMEOUT_MS));
+  await ctx.store.sandboxes.update(id, { state: "running", pauseKind: null, endAt: sandbox.endAt });
+  await ctx.store.events.record("sandbox.resumed", { teamId: sandbox.teamId, sandboxId: id });
+  ctx.armDeadline(sandbox);
+  return { sandbox, resumed: true };
 }

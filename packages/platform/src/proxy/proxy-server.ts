@@ -28,6 +28,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import type { Duplex } from "node:stream";
 import { type Logger, silentLogger } from "../lib/log.js";
+import { DomainError } from "../model/errors.js";
 import { type Downstream, H1Downstream, H2Downstream } from "./downstream.js";
 import { type ExchangeContext, type SandboxConnections, SandboxPools } from "./exchanges.js";
 import { forward } from "./forward.js";
@@ -105,7 +106,7 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
   private readonly h2: http2.Http2Server;
   private readonly sockets = new Set<net.Socket>();
   private readonly pools: SandboxPools;
-  private readonly resuming = new Map<string, Promise<string | undefined>>();
+  private readonly resuming = new Map<string, Promise<string | ErrorReply>>();
   private readonly resolver: SandboxResolver;
   readonly log: Logger;
   readonly trusted: boolean;
@@ -333,25 +334,27 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
         `The sandbox ${sandboxID} is paused and not running; connect to it (Sandbox.connect) to resume it`,
       );
     }
-    const address = await this.resume(sandboxID);
-    return (
-      address ??
-      notRunning(sandboxID, "resume_failed", `The sandbox ${sandboxID} is paused and could not be resumed`)
-    );
+    return this.resume(sandboxID);
   }
 
   /** One resume however many requests wait on it. */
-  private resume(sandboxID: string): Promise<string | undefined> {
+  private resume(sandboxID: string): Promise<string | ErrorReply> {
     let pending = this.resuming.get(sandboxID);
     if (!pending) {
       this.metrics.resumes++;
       this.log.info({ sandboxId: sandboxID }, "resuming a paused sandbox on request");
+      const failed = notRunning(sandboxID, "resume_failed", `The sandbox ${sandboxID} is paused and could not be resumed`);
       pending = this.resolver.resume!(sandboxID)
         .then(
-          (resumed) => resumed?.address,
-          (err: unknown) => {
+          (resumed) => resumed?.address ?? failed,
+          (err: unknown): ErrorReply => {
+            // the team at its limit: say so, as the API would to a connect
+            if (err instanceof DomainError && err.code === "quota") {
+              this.log.info({ sandboxId: sandboxID, reason: err.message }, "auto-resume refused");
+              return { status: 429, kind: "resume_failed", body: { code: 429, message: err.message, sandboxID } };
+            }
             this.log.error({ sandboxId: sandboxID, err }, "auto-resume failed");
-            return undefined;
+            return failed;
           },
         )
         .finally(() => this.resuming.delete(sandboxID));

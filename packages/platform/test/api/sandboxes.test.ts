@@ -502,5 +502,20 @@ describe.each(DIALECTS)("sandbox API on %s", (dialect) => {
     expect((await api.request("POST", `/sandboxes/${created[0]!.id}/pause`)).status).toBe(204);
     await create();
     expect((await api.request("POST", "/v2/sandboxes", { body: { templateID: "base" } })).status).toBe(429);
+    // nor can a paused one be resumed past the limit, by either path: it stays paused
+    const paused = created[0]!.id;
+    for (const [method, url] of [
+      ["POST", `/sandboxes/${paused}/resume`],
+      ["POST", `/sandboxes/${paused}/connect`],
+    ] as const) {
+      const res = await api.request(method, url, { body: { timeout: 60 } });
+      expect(res.status).toBe(429);
+      expect(res.body).toEqual({ code: 429, message: expect.stringContaining(String(MAX_PER_TEAM)) });
+    }
+    expect((await api.request("GET", `/sandboxes/${paused}`)).body.state).toBe("paused");
+    // once one of the others is gone, it resumes
+    const other = created.pop()!;
+    expect((await api.request("DELETE", `/sandboxes/${other.id}`)).status).toBe(204);
+    expect((await api.request("POST", `/sandboxes/${paused}/connect`, { body: { timeout: 60 } })).status).toBe(201);
   });
 });
