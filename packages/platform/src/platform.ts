@@ -139,6 +139,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     onUnavailable: (id) => proxy?.closeSandboxConnections(id),
   });
   await orchestrator.adopt();
+  orchestrator.watchHealth();
   await warmPool.discardLeftovers();
   // Leftovers first (the sweep drops the firewall table when nothing is kept), then the
   // firewall for the sandboxes to come.
@@ -203,6 +204,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     resolver: {
       resolve: (id) => orchestrator.route(id),
       resume: (id) => orchestrator.resumeOnTraffic(id),
+      checkHealth: (id) => orchestrator.checkHealth(id),
       resolveSigned: async (matches) => orchestrator.signedBy(matches),
     },
   });

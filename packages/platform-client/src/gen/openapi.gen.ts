@@ -2643,9 +2643,10 @@ export const openapiDocument: Record<string, unknown> = {
         "type": "string",
         "enum": [
           "running",
-          "paused"
+          "paused",
+          "error"
         ],
-        "description": "State of the sandbox."
+        "description": "State of the sandbox. `error` is a platform extension: the sandbox stopped\nworking by itself (its agent, envd, died, e.g. killed from inside); `reason`\nsays why. Its files are kept: connect (or resume) boots it afresh from them,\npause keeps them as a paused sandbox, kill removes it. It does not count\nagainst the team's limit of running sandboxes.\n"
       },
       "SandboxRuntime": {
         "type": "string",
@@ -3079,8 +3080,15 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "pauseKind": {
             "$ref": "#/components/schemas/PauseKind"
+          },
+          "reason": {
+            "$ref": "#/components/schemas/SandboxErrorReason"
           }
         }
+      },
+      "SandboxErrorReason": {
+        "type": "string",
+        "description": "Platform extension, with state `error` only - why the sandbox broke."
       },
       "SandboxDetail": {
         "type": "object",
@@ -3146,6 +3154,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "pauseKind": {
             "$ref": "#/components/schemas/PauseKind"
+          },
+          "reason": {
+            "$ref": "#/components/schemas/SandboxErrorReason"
           },
           "allowInternetAccess": {
             "type": "boolean",

@@ -997,6 +997,7 @@ export interface components {
             memoryMB: components["schemas"]["MemoryMB"];
             metadata?: components["schemas"]["SandboxMetadata"];
             pauseKind?: components["schemas"]["PauseKind"];
+            reason?: components["schemas"]["SandboxErrorReason"];
             sandboxID: string;
             /** Format: date-time */
             startedAt: string;
@@ -1157,6 +1158,7 @@ export interface components {
             metadata?: components["schemas"]["SandboxMetadata"];
             network?: components["schemas"]["SandboxNetworkConfig"];
             pauseKind?: components["schemas"]["PauseKind"];
+            reason?: components["schemas"]["SandboxErrorReason"];
             sandboxID: string;
             /** Format: date-time */
             startedAt: string;
@@ -1170,6 +1172,8 @@ export interface components {
             password?: string;
             username?: string;
         } | null;
+        /** @description Platform extension, with state `error` only - why the sandbox broke. */
+        SandboxErrorReason: string;
         SandboxesWithMetrics: {
             sandboxes: {
                 [key: string]: components["schemas"]["SandboxMetric"];
@@ -1352,10 +1356,14 @@ export interface components {
             name?: string;
         };
         /**
-         * @description State of the sandbox.
+         * @description State of the sandbox. `error` is a platform extension: the sandbox stopped
+         *     working by itself (its agent, envd, died, e.g. killed from inside); `reason`
+         *     says why. Its files are kept: connect (or resume) boots it afresh from them,
+         *     pause keeps them as a paused sandbox, kill removes it. It does not count
+         *     against the team's limit of running sandboxes.
          * @enum {string}
          */
-        SandboxState: "running" | "paused";
+        SandboxState: "running" | "paused" | "error";
         SandboxTimeoutRequest: {
             /**
              * Format: int32

@@ -1,7 +1,8 @@
 /** Where a sandbox runs: gVisor (`runsc`, the default) or `runc`. */
 export type RuntimeName = "runc" | "runsc";
 
-export type SandboxState = "starting" | "running" | "paused" | "killed";
+/** `error`: it stopped working by itself (its agent, envd, died); see `Sandbox.reason`. */
+export type SandboxState = "starting" | "running" | "paused" | "error" | "killed";
 
 /**
  * How deep a paused sandbox sleeps: frozen (memory kept in RAM, instant resume), checkpointed
@@ -37,6 +38,8 @@ export interface Sandbox {
   /** Traffic through the proxy resumes it when paused. */
   autoResume: boolean;
   killedAt?: string;
+  /** Why a sandbox in state `error` broke. */
+  reason?: string;
 }
 
 /** Live means not killed: starting, running or paused. */

@@ -22,8 +22,12 @@ export async function adoptSandboxes(ctx: OrchestratorContext): Promise<void> {
       } else if (sandbox.state === "paused" && sandbox.pauseKind === "frozen" && status === "paused") {
         ctx.live.of(id).address = await ctx.host.address(id);
         ctx.armDeepPause(id);
-      } else if (sandbox.state === "paused" && sandbox.pauseKind !== "frozen") {
+      } else if (
+        (sandbox.state === "paused" && sandbox.pauseKind !== "frozen") ||
+        sandbox.state === "error"
+      ) {
         ctx.live.of(id);
+        if (sandbox.state === "error") ctx.armDeadline(sandbox);
       } else {
         await ctx.host.stop(sandbox);
         await ctx.store.sandboxes.update(id, { state: "paused", pauseKind: "stopped" });

@@ -7,6 +7,7 @@ import { adoptSandboxes } from "./adopt.js";
 import { buildBootSpec } from "./boot-spec.js";
 import type { OrchestratorContext, OrchestratorOptions } from "./context.js";
 import { type CreateSandboxRequest, createSandbox, TeamQuota } from "./create.js";
+import { checkSandbox, HealthWatch } from "./health.js";
 import { LiveSandboxes } from "./live.js";
 import { deepPause, liveSandbox, pauseSandbox, resumeSandbox } from "./pause.js";
 import { type StillState, withStateStill } from "./still.js";
@@ -20,6 +21,7 @@ export type { StillState } from "./still.js";
 export type Route =
   | { state: "running"; address: string }
   | { state: "paused"; autoResume: boolean }
+  | { state: "error"; reason: string }
   | undefined;
 
 /**
@@ -32,6 +34,7 @@ export type Route =
 export class Orchestrator {
   private readonly ctx: OrchestratorContext;
   private readonly quota = new TeamQuota();
+  private readonly health: HealthWatch;
 
   constructor(o: OrchestratorOptions) {
     this.ctx = {
@@ -41,6 +44,7 @@ export class Orchestrator {
       armDeadline: (sandbox) => this.armDeadline(sandbox),
       armDeepPause: (id) => this.armDeepPause(id),
     };
+    this.health = new HealthWatch(this.ctx);
   }
 
   /** Keeps sandboxes of this build ready in the warm pool (when it keeps any). */
@@ -138,7 +142,18 @@ export class Orchestrator {
     if (address) return { state: "running", address };
     const sandbox = await this.ctx.store.sandboxes.get(id);
     if (sandbox?.state === "paused") return { state: "paused", autoResume: sandbox.autoResume };
+    if (sandbox?.state === "error") return { state: "error", reason: sandbox.reason ?? "it stopped working" };
     return undefined;
+  }
+
+  /** Looks at running sandboxes now and then, and marks those that stopped working (see health.ts). */
+  watchHealth(): void {
+    this.health.start();
+  }
+
+  /** Whether a sandbox stopped working, marking it so (for the proxy, when envd does not answer). */
+  checkHealth(id: string): Promise<boolean> {
+    return checkSandbox(this.ctx, id);
   }
 
   /** For the proxy: a signed file URL names no sandbox; the serving one whose envd token signed it. */
@@ -170,6 +185,7 @@ export class Orchestrator {
 
   /** Stops timers; sandboxes keep running for the next platform process to adopt. */
   detach(): void {
+    this.health.stop();
     this.ctx.live.stopTimers();
   }
 
@@ -194,7 +210,8 @@ export class Orchestrator {
     if (!sandbox || sandbox.state === "killed") return;
     if (Date.parse(sandbox.endAt) > Date.now() + 1000) return this.armDeadline(sandbox);
     try {
-      if (sandbox.autoPause && sandbox.state === "running") await this.pause(id);
+      if (sandbox.autoPause && (sandbox.state === "running" || sandbox.state === "error"))
+        await this.pause(id);
       else if (sandbox.state !== "paused") await this.kill(id);
     } catch (err) {
       this.ctx.log.error({ sandboxId: id, err }, "timeout action failed");

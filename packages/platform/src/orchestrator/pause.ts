@@ -23,6 +23,7 @@ export function pauseSandbox(ctx: OrchestratorContext, id: string, depth: PauseK
   return ctx.lock.run(id, async (): Promise<PauseKind> => {
     const sandbox = await liveSandbox(ctx, id);
     if (sandbox.state === "paused") throw conflict(`sandbox ${id} is already paused`);
+    if (sandbox.state === "error") return pauseBroken(ctx, sandbox);
     // the proxy stops routing here before the sandbox stops answering
     const live = ctx.live.of(id);
     live.serving = false;
@@ -44,6 +45,18 @@ export function pauseSandbox(ctx: OrchestratorContext, id: string, depth: PauseK
     ctx.armDeepPause(id);
     return "frozen";
   });
+}
+
+/** A broken sandbox has only its files left: pausing keeps them, as a stopped pause does. */
+async function pauseBroken(ctx: OrchestratorContext, sandbox: Sandbox): Promise<PauseKind> {
+  clearTimeout(ctx.live.of(sandbox.id).endTimer);
+  await ctx.store.sandboxes.update(sandbox.id, { state: "paused", pauseKind: "stopped", reason: null });
+  await ctx.store.events.record("sandbox.paused", {
+    teamId: sandbox.teamId,
+    sandboxId: sandbox.id,
+    data: { kind: "stopped" },
+  });
+  return "stopped";
 }
 
 /**
@@ -102,7 +115,7 @@ export function resumeSandbox(
     const sandbox = await liveSandbox(ctx, id);
     const endAt =
       timeoutSeconds === undefined ? undefined : nowIso(new Date(Date.now() + timeoutSeconds * 1000));
-    if (sandbox.state !== "paused") {
+    if (sandbox.state !== "paused" && sandbox.state !== "error") {
       if (endAt && endAt > sandbox.endAt) {
         sandbox.endAt = endAt;
         await ctx.store.sandboxes.update(id, { endAt });
@@ -128,6 +141,8 @@ async function resumePaused(
   const id = sandbox.id;
   const live = ctx.live.of(id);
   clearTimeout(live.deepPauseTimer);
+  // a broken sandbox boots afresh from its files, as a stopped one does
+  if (sandbox.state === "error") sandbox.pauseKind = "stopped";
   if (sandbox.pauseKind === "frozen") {
     await ctx.host.thaw(sandbox);
     live.address ??= await ctx.host.address(id);
@@ -142,7 +157,13 @@ async function resumePaused(
   sandbox.state = "running";
   delete sandbox.pauseKind;
   sandbox.endAt = endAt ?? nowIso(new Date(Date.now() + RESUMED_TIMEOUT_MS));
-  await ctx.store.sandboxes.update(id, { state: "running", pauseKind: null, endAt: sandbox.endAt });
+  delete sandbox.reason;
+  await ctx.store.sandboxes.update(id, {
+    state: "running",
+    pauseKind: null,
+    endAt: sandbox.endAt,
+    reason: null,
+  });
   await ctx.store.events.record("sandbox.resumed", { teamId: sandbox.teamId, sandboxId: id });
   ctx.armDeadline(sandbox);
   return { sandbox, resumed: true };

@@ -33,7 +33,14 @@ import { type Downstream, H1Downstream, H2Downstream } from "./downstream.js";
 import { type ExchangeContext, type SandboxConnections, SandboxPools } from "./exchanges.js";
 import { forward } from "./forward.js";
 import { clientAddress, rawFromH2, upstreamRequestHeaders } from "./headers.js";
-import { type ErrorReply, noRouteReply, notRunning, upstreamErrorReply, writeRawReply } from "./replies.js";
+import {
+  brokenReply,
+  type ErrorReply,
+  noRouteReply,
+  notRunning,
+  upstreamErrorReply,
+  writeRawReply,
+} from "./replies.js";
 import { ENVD_PORT, type ProxyTarget, parseTarget, signedFileMatcher } from "./routing.js";
 import { tunnel } from "./tunnel.js";
 import type { ProxyMetrics, SandboxLocation, SandboxResolver } from "./types.js";
@@ -94,6 +101,7 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
       sandbox_not_found: 0,
       sandbox_paused: 0,
       resume_failed: 0,
+      sandbox_broken: 0,
       resolver_failed: 0,
       port_closed: 0,
       upstream_unreachable: 0,
@@ -318,6 +326,7 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
       };
     }
     if (location?.state === "running") return location.address;
+    if (location?.state === "error") return brokenReply(sandboxID, location.reason);
     if (!location) {
       // Gone without the orchestrator telling us: drop what is left of it.
       if (this.pools.has(sandboxID)) this.closeSandboxConnections(sandboxID);
@@ -343,7 +352,11 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
     if (!pending) {
       this.metrics.resumes++;
       this.log.info({ sandboxId: sandboxID }, "resuming a paused sandbox on request");
-      const failed = notRunning(sandboxID, "resume_failed", `The sandbox ${sandboxID} is paused and could not be resumed`);
+      const failed = notRunning(
+        sandboxID,
+        "resume_failed",
+        `The sandbox ${sandboxID} is paused and could not be resumed`,
+      );
       pending = this.resolver.resume!(sandboxID)
         .then(
           (resumed) => resumed?.address ?? failed,
@@ -351,7 +364,11 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
             // the team at its limit: say so, as the API would to a connect
             if (err instanceof DomainError && err.code === "quota") {
               this.log.info({ sandboxId: sandboxID, reason: err.message }, "auto-resume refused");
-              return { status: 429, kind: "resume_failed", body: { code: 429, message: err.message, sandboxID } };
+              return {
+                status: 429,
+                kind: "resume_failed",
+                body: { code: 429, message: err.message, sandboxID },
+              };
             }
             this.log.error({ sandboxId: sandboxID, err }, "auto-resume failed");
             return failed;
@@ -368,6 +385,13 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
   }
 
   upstreamError(target: ProxyTarget, err: NodeJS.ErrnoException): ErrorReply {
+    // envd not answering may mean the sandbox stopped working: have it looked at now, so
+    // the next request gets the answer (the health watch would notice within seconds too)
+    if (target.port === ENVD_PORT && this.resolver.checkHealth) {
+      this.resolver.checkHealth(target.sandboxID).catch((e: unknown) => {
+        this.log.error({ sandboxId: target.sandboxID, err: e }, "sandbox health check failed");
+      });
+    }
     const reply = upstreamErrorReply(target, err);
     const fields = { sandboxId: target.sandboxID, port: target.port };
     if (reply.kind === "port_closed") this.log.debug(fields, "nothing listens on the sandbox port");

@@ -28,6 +28,15 @@ export function notRunning(sandboxID: string, kind: ProxyErrorKind, message: str
   return { status: 502, kind, body: { code: 502, message, sandboxID } };
 }
 
+/** 502 for a sandbox that stopped working by itself (state `error`), saying what to do. */
+export function brokenReply(sandboxID: string, reason: string): ErrorReply {
+  return notRunning(
+    sandboxID,
+    "sandbox_broken",
+    `The sandbox ${sandboxID} stopped working: ${reason}. Connect to it (Sandbox.connect) to boot it afresh from its files, or kill it`,
+  );
+}
+
 /** 502 for a port of a running sandbox that refuses or cannot be reached. */
 export function upstreamErrorReply(target: ProxyTarget, err: NodeJS.ErrnoException): ErrorReply {
   const { sandboxID, port } = target;

@@ -1,7 +1,8 @@
 /** Where a sandbox can be reached, as the orchestrator knows it right now. */
 export type SandboxLocation =
   | { state: "running" /** The sandbox's IP address on the host. */; address: string }
-  | { state: "paused" /** Resume on the first request instead of answering 502. */; autoResume: boolean };
+  | { state: "paused" /** Resume on the first request instead of answering 502. */; autoResume: boolean }
+  | { state: "error" /** It stopped working by itself: why. */; reason: string };
 
 /**
  * The proxy's only view of the orchestrator. `resolve` runs on every request, so it should
@@ -11,6 +12,8 @@ export interface SandboxResolver {
   resolve(sandboxID: string): Promise<SandboxLocation | undefined>;
   /** Resumes a paused sandbox; `undefined` when it cannot be resumed. Needed for autoResume. */
   resume?(sandboxID: string): Promise<{ address: string } | undefined>;
+  /** Looks at a sandbox whose agent does not answer; resolves whether it stopped working. */
+  checkHealth?(sandboxID: string): Promise<boolean>;
   /**
    * For a signed file URL that names no sandbox: the id of the running sandbox whose envd
    * access token `matches`, if any. Without it such requests are 400 (no route).
@@ -25,6 +28,7 @@ export type ProxyErrorKind =
   | "sandbox_not_found"
   | "sandbox_paused"
   | "resume_failed"
+  | "sandbox_broken"
   | "resolver_failed"
   | "port_closed"
   | "upstream_unreachable"

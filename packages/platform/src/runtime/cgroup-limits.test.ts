@@ -1,7 +1,7 @@
 import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileTree } from "../lib/file-tree.js";
-import { setCgroupLimits, sharesToWeight } from "./cgroup-limits.js";
+import { cgroupLife, setCgroupLimits, sharesToWeight } from "./cgroup-limits.js";
 
 describe("setCgroupLimits", () => {
   const roots: string[] = [];
@@ -56,6 +56,42 @@ describe("setCgroupLimits", () => {
   it("fails on a cgroup that is not there, so a caller never believes a limit it did not set", async () => {
     const root = tree({ "cgroup.controllers": "memory\n" });
     await expect(setCgroupLimits("/x/gone", { pidsMax: 10 }, root)).rejects.toThrow(/ENOENT/);
+  });
+});
+
+describe("cgroupLife", () => {
+  const roots: string[] = [];
+  afterAll(() => {
+    for (const root of roots) rmSync(root, { recursive: true, force: true });
+  });
+  const tree = (files: Record<string, string>) => {
+    const root = fileTree(files, "x-cgroup-life-");
+    roots.push(root);
+    return root;
+  };
+
+  it("counts a container's processes and OOM kills under v1", async () => {
+    const root = tree({
+      "memory/x/up/cgroup.procs": "1\n2\n",
+      "memory/x/up/memory.oom_control": "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n",
+      "memory/x/dead/cgroup.procs": "",
+      "memory/x/dead/memory.oom_control": "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n",
+      "pids/x/pidsonly/cgroup.procs": "7\n",
+    });
+    expect(await cgroupLife("/x/up", root)).toEqual({ processes: 2, oomKills: 0 });
+    expect(await cgroupLife("/x/dead", root)).toEqual({ processes: 0, oomKills: 2 });
+    expect((await cgroupLife("/x/pidsonly", root)).processes).toBe(1);
+    expect(await cgroupLife("/x/gone", root)).toEqual({ processes: undefined, oomKills: undefined });
+  });
+
+  it("counts them under v2", async () => {
+    const root = tree({
+      "cgroup.controllers": "memory pids\n",
+      "x/up/cgroup.procs": "1\n",
+      "x/up/memory.events": "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n",
+    });
+    expect(await cgroupLife("/x/up", root)).toEqual({ processes: 1, oomKills: 1 });
+    expect((await cgroupLife("/x/gone", root)).processes).toBeUndefined();
   });
 });
 

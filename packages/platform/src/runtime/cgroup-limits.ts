@@ -58,3 +58,40 @@ export async function setCgroupLimits(
   if (limits.cpuShares !== undefined)
     await writeFile(join(root, "cpu", cgroupPath, "cpu.shares"), String(limits.cpuShares));
 }
+
+/** What a container's cgroup shows of it while it runs, or afterwards. */
+export interface CgroupLife {
+  /** Processes in it now; 0 once every one has exited, undefined when no cgroup is there. */
+  processes?: number;
+  /** Processes the kernel's OOM killer ended in it, where the kernel counts them. */
+  oomKills?: number;
+}
+
+/** A `key value` line of a cgroup file. */
+async function readNumber(file: string, key: string): Promise<number | undefined> {
+  const text = await readFile(file, "utf8").catch(() => undefined);
+  if (text === undefined) return undefined;
+  const m = new RegExp(`^${key} (\\d+)$`, "m").exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** Lines of cgroup.procs: there in every cgroup, whichever controllers it has. */
+async function processCount(dir: string): Promise<number | undefined> {
+  const text = await readFile(join(dir, "cgroup.procs"), "utf8").catch(() => undefined);
+  return text === undefined ? undefined : text.split("\n").filter(Boolean).length;
+}
+
+export async function cgroupLife(cgroupPath: string, root = "/sys/fs/cgroup"): Promise<CgroupLife> {
+  if (isUnified(root)) {
+    const dir = join(root, cgroupPath);
+    return {
+      processes: await processCount(dir),
+      oomKills: await readNumber(join(dir, "memory.events"), "oom_kill"),
+    };
+  }
+  const memory = join(root, "memory", cgroupPath);
+  return {
+    processes: (await processCount(memory)) ?? (await processCount(join(root, "pids", cgroupPath))),
+    oomKills: await readNumber(join(memory, "memory.oom_control"), "oom_kill"),
+  };
+}

@@ -157,6 +157,12 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable("templates").addColumn("pool_max", "integer").execute();
     },
   },
+  // why a sandbox broke (state `error`)
+  "0004-sandbox-reason": {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable("sandboxes").addColumn("reason", "text").execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

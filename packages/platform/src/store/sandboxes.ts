@@ -26,6 +26,7 @@ export interface SandboxChanges {
   endAt?: string;
   allowInternet?: boolean;
   killedAt?: string;
+  reason?: string | null;
 }
 
 function decode(row: SandboxesTable): Sandbox {
@@ -50,6 +51,7 @@ function decode(row: SandboxesTable): Sandbox {
     autoPause: row.auto_pause === 1,
     autoResume: row.auto_resume === 1,
     ...(row.killed_at ? { killedAt: row.killed_at } : {}),
+    ...(row.reason ? { reason: row.reason } : {}),
   };
 }
 
@@ -75,6 +77,7 @@ function encode(s: Sandbox): SandboxesTable {
     auto_pause: s.autoPause ? 1 : 0,
     auto_resume: s.autoResume ? 1 : 0,
     killed_at: s.killedAt ?? null,
+    reason: s.reason ?? null,
   };
 }
 
@@ -85,6 +88,7 @@ function encodeChanges(c: SandboxChanges): Partial<SandboxesTable> {
     ...(c.endAt !== undefined ? { end_at: c.endAt } : {}),
     ...(c.allowInternet !== undefined ? { allow_internet: c.allowInternet ? 1 : 0 } : {}),
     ...(c.killedAt !== undefined ? { killed_at: c.killedAt } : {}),
+    ...(c.reason !== undefined ? { reason: c.reason } : {}),
   };
 }
 
@@ -136,7 +140,7 @@ export class SandboxStore {
   async list(filter: SandboxListFilter): Promise<Sandbox[]> {
     const order = filter.order ?? "desc";
     let q = this.db.selectFrom("sandboxes").selectAll().where("team_id", "=", filter.teamId);
-    q = q.where("state", "in", filter.states?.length ? filter.states : ["running", "paused"]);
+    q = q.where("state", "in", filter.states?.length ? filter.states : ["running", "paused", "error"]);
     if (filter.startedAfter) q = q.where("started_at", ">=", filter.startedAfter);
     if (filter.templateIds) {
       if (filter.templateIds.length === 0) return [];

@@ -99,7 +99,7 @@ export interface SandboxesTable {
   template_id: string;
   build_id: string;
   alias: string | null;
-  state: "starting" | "running" | "paused" | "killed";
+  state: "starting" | "running" | "paused" | "error" | "killed";
   pause_kind: "frozen" | "checkpointed" | "stopped" | null;
   runtime: "runsc" | "runc";
   started_at: string;
@@ -116,6 +116,8 @@ export interface SandboxesTable {
   auto_pause: number;
   auto_resume: number;
   killed_at: string | null;
+  /** Why a sandbox in state `error` broke. */
+  reason: string | null;
 }
 
 export interface SnapshotsTable {

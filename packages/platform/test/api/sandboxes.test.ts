@@ -516,6 +516,8 @@ describe.each(DIALECTS)("sandbox API on %s", (dialect) => {
     // once one of the others is gone, it resumes
     const other = created.pop()!;
     expect((await api.request("DELETE", `/sandboxes/${other.id}`)).status).toBe(204);
-    expect((await api.request("POST", `/sandboxes/${paused}/connect`, { body: { timeout: 60 } })).status).toBe(201);
+    expect(
+      (await api.request("POST", `/sandboxes/${paused}/connect`, { body: { timeout: 60 } })).status,
+    ).toBe(201);
   });
 });

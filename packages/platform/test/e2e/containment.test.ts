@@ -72,4 +72,44 @@ describe.each(["runc", "runsc"] as const)("containment on %s", (runtime) => {
     expect(await processCount()).toBeLessThanOrEqual(5);
     expect(await sandbox.isRunning()).toBe(true);
   });
+
+  it("reports a sandbox whose agent died as broken, answers at once, and boots it afresh on connect", async () => {
+    const broken = await Sandbox.create({ timeoutMs: 300_000 });
+    try {
+      await broken.files.write("/home/user/kept.txt", "kept");
+      // envd itself (not the init, which holds the pid namespace): the request dies with it
+      await broken.commands
+        .run("sudo kill -9 $(pgrep -f '^/opt/x/bin/node /opt/x/envd/envd.cjs')", { timeoutMs: 20_000 })
+        .catch(() => undefined);
+      const info = async () => {
+        const res = await fetch(`${t.apiUrl}/sandboxes/${broken.sandboxId}`, {
+          headers: { "X-API-Key": t.apiKey },
+        });
+        return (await res.json()) as { state: string; reason?: string };
+      };
+      let state = await info();
+      for (let i = 0; i < 100 && state.state !== "error"; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        state = await info();
+      }
+      expect(state).toMatchObject({ state: "error", reason: expect.stringMatching(/envd/) });
+      // a call gets an error at once, not a hang
+      const started = Date.now();
+      await expect(broken.commands.run("echo hi", { timeoutMs: 30_000 })).rejects.toThrow();
+      expect(Date.now() - started).toBeLessThan(20_000);
+      // listed with its state; it does not count as running
+      const listed = await fetch(`${t.apiUrl}/v2/sandboxes?state=error`, {
+        headers: { "X-API-Key": t.apiKey },
+      });
+      expect(((await listed.json()) as Array<{ sandboxID: string }>).map((s) => s.sandboxID)).toContain(
+        broken.sandboxId,
+      );
+      // connect boots it afresh from its files
+      const again = await Sandbox.connect(broken.sandboxId);
+      expect((await again.commands.run("cat /home/user/kept.txt")).stdout).toBe("kept");
+      expect((await info()).state).toBe("running");
+    } finally {
+      await broken.kill().catch(() => undefined);
+    }
+  });
 });

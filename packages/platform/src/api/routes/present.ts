@@ -35,8 +35,10 @@ export function presentListedSandbox(s: Sandbox, opts: PresentOptions): Schemas[
     diskSizeMB: s.diskSizeMB,
     envdVersion: opts.envdVersion,
     metadata: s.metadata,
-    state: s.state === "paused" ? "paused" : "running",
+    // a starting sandbox is shown running: creates answer once it is
+    state: s.state === "paused" || s.state === "error" ? s.state : "running",
     ...(s.pauseKind && s.state === "paused" ? { pauseKind: s.pauseKind } : {}),
+    ...(s.state === "error" && s.reason ? { reason: s.reason } : {}),
   };
 }
 

@@ -209,7 +209,9 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
     },
     resumeSandbox: async (r) => {
       const sandbox = await owned(r);
-      if (sandbox.state !== "paused") throw conflict(`sandbox ${sandbox.id} is already running`);
+      if (sandbox.state !== "paused" && sandbox.state !== "error") {
+        throw conflict(`sandbox ${sandbox.id} is already running`);
+      }
       return { status: 201, body: (await connect(r)).body };
     },
     connectSandbox: connectReply,
