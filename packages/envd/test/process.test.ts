@@ -433,6 +433,31 @@ describe("PTY", () => {
 });
 
 describe("reconnect, list and signals", () => {
+  test("a client connecting again gets what it missed: all that envd kept, or from its offset", async () => {
+    const first = new AbortController();
+    const r = bash("echo one; sleep 0.1; echo two >&2; sleep 0.6; echo three", {
+      signal: first.signal,
+      timeoutMs: 20_000,
+    });
+    const pid = await r.start();
+    await sleep(300);
+    first.abort();
+    const selector = { selector: { case: "pid" as const, value: pid } };
+    // no offset (the e2b client): everything kept, each chunk with its offset
+    const again = new Reader(client.process.connect({ process: selector }));
+    // an offset: from that byte on ("one\n" is 4 bytes, "two\n" the next 4)
+    const fromTwo = new Reader(client.process.connect({ process: selector, outputOffset: 4n }));
+    const late = new Reader(client.process.connect({ process: selector, outputOffset: 8n }));
+    await Promise.all([again.start(), fromTwo.start(), late.start()]);
+    await Promise.all([again.toEnd(), fromTwo.toEnd(), late.toEnd()]);
+    expect(again.text("stdout")).toBe("one\nthree\n");
+    expect(again.text("stderr")).toBe("two\n");
+    expect(fromTwo.text("stdout")).toBe("three\n");
+    expect(fromTwo.text("stderr")).toBe("two\n");
+    expect(late.text("stdout")).toBe("three\n");
+    expect(late.text("stderr")).toBe("");
+  });
+
   test("a second client connects by tag and by pid after the first disconnected", async () => {
     const first = new AbortController();
     const r = bash("sleep 0.5; for i in 1 2 3; do echo tick $i; sleep 0.2; done", {

@@ -28,6 +28,12 @@ export interface CommandConnectOptions {
   onStdout?: (data: string) => void;
   onStderr?: (data: string) => void;
   timeoutMs?: number;
+  /**
+   * Output to get again, from this byte of the process's output on: a previous handle's
+   * `outputOffset` continues where it stopped. Default: all output envd kept (its newest
+   * 512 KiB), so a reconnect never leaves a gap.
+   */
+  fromOffset?: number;
 }
 
 type ProcessSelectorInit = { selector: { case: "pid"; value: number } | { case: "tag"; value: string } };
@@ -47,6 +53,8 @@ type Events = AsyncIterable<StartResponse | { event?: StartResponse["event"] }>;
 export class CommandHandle {
   stdout = "";
   stderr = "";
+  /** The offset after the last output byte received (see CommandConnectOptions.fromOffset). */
+  outputOffset = 0;
   private readonly result: Promise<CommandResult>;
 
   /** @internal */
@@ -73,6 +81,7 @@ export class CommandHandle {
           const event = next.value.event?.event;
           if (event?.case === "data") {
             const output = event.value.output;
+            if (output.value) this.outputOffset = Number(event.value.offset) + output.value.length;
             if (output.case === "stdout") {
               const text = stdoutDecoder.decode(output.value, { stream: true });
               this.stdout += text;
@@ -204,7 +213,10 @@ export class Commands {
     const controller = new AbortController();
     const timeoutMs = opts.timeoutMs ?? 0;
     const events = this.envd.process.connect(
-      { process: selector(pidOrTag) },
+      {
+        process: selector(pidOrTag),
+        ...(opts.fromOffset !== undefined ? { outputOffset: BigInt(opts.fromOffset) } : {}),
+      },
       { signal: controller.signal, ...(timeoutMs > 0 ? { timeoutMs } : {}) },
     );
     return attach(

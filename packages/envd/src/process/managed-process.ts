@@ -4,6 +4,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { IPty } from "node-pty";
 import { errnoOf } from "../errors.js";
 import type { User } from "../users.js";
+import { OutputLog } from "./output-log.js";
 
 /** A subscriber holding this many unsent bytes pauses the process's output (backpressure). */
 const PAUSE_BYTES = 1 << 20;
@@ -53,6 +54,8 @@ export interface ProcessOutput {
   type: "data";
   stream: "stdout" | "stderr" | "pty";
   data: Uint8Array;
+  /** Where its first byte is in the process's whole output (all streams together). */
+  offset: number;
 }
 
 export interface ProcessEnd {
@@ -163,6 +166,8 @@ export class Subscription {
 export class ManagedProcess {
   readonly pid: number;
   private readonly subscribers = new Set<Subscription>();
+  /** Recent output, for clients that connect later. */
+  private readonly log = new OutputLog();
   private paused = false;
   private stdinOpen: boolean;
   private end: ProcessEnd | undefined;
@@ -245,7 +250,7 @@ export class ManagedProcess {
 
   private output(stream: ProcessOutput["stream"], data: Buffer): void {
     if (this.finished) return;
-    this.broadcast({ type: "data", stream, data });
+    this.broadcast(this.log.append(stream, data));
     if (!this.end) return;
     this.drainBytes += data.length;
     if (this.drainBytes > DRAIN_MAX_BYTES) this.finish();
@@ -314,10 +319,17 @@ export class ManagedProcess {
     this.onFinish(this);
   }
 
-  /** Output from now on, then the end. Only running processes are reachable to subscribe. */
-  subscribe(): Subscription {
+  /**
+   * Output from now on, then the end; with `replayFrom`, the kept output from that offset
+   * first (see OutputLog). Only running processes are reachable to subscribe.
+   */
+  subscribe(replayFrom?: number): Subscription {
     const sub = new Subscription(this);
+    let full = false;
+    if (replayFrom !== undefined)
+      for (const chunk of this.log.since(replayFrom)) full = sub.push(chunk) || full;
     this.subscribers.add(sub);
+    if (full) this.pause();
     return sub;
   }
 

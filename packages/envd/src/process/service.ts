@@ -12,7 +12,8 @@ function eventOf(item: ProcessStreamItem): EventMessage {
     const { exitCode, exited, status, error } = item;
     return { event: { event: { case: "end", value: { exitCode, exited, status, error } } } };
   }
-  return { event: { event: { case: "data", value: { output: { case: item.stream, value: item.data } } } } };
+  const value = { output: { case: item.stream, value: item.data }, offset: BigInt(item.offset) } as const;
+  return { event: { event: { case: "data", value } } };
 }
 
 /**
@@ -67,7 +68,8 @@ export function createProcessService(ctx: EnvdContext): ServiceImpl<typeof Proce
 
     async *connect(req, hc) {
       const proc = processes.find(req.process?.selector);
-      yield* processEvents(proc, proc.subscribe(), hc);
+      // what the client missed first: from its offset, or all that is kept
+      yield* processEvents(proc, proc.subscribe(Number(req.outputOffset ?? 0n)), hc);
     },
 
     async *start(req, hc) {
