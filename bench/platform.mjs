@@ -34,6 +34,8 @@ export async function openPlatform(dataDir, { warmPoolSize = DEFAULTS.warmPoolSi
     networkCidr: `10.${250 + n}.0.0/16`,
     maxSandboxesPerTeam: Math.max(200, (opts.held.at(-1) ?? 0) + 10),
     warmPoolSize,
+    // X_BENCH_CPU_FAIRNESS=0 measures the neighbours without the platform reweighing busy sandboxes
+    cpuFairness: process.env.X_BENCH_CPU_FAIRNESS !== "0",
     defaultRuntime,
   };
   log(
@@ -95,12 +97,13 @@ export async function killSandbox(ctx, id) {
 }
 
 /** As the e2b client's commands.run: bash -l -c, wait for the end event. Returns stdout bytes. */
-export async function runCmd(sb, cmd) {
+export async function runCmd(sb, cmd, { signal } = {}) {
   let bytes = 0;
   let exit;
-  for await (const r of sb.envd.process.start({
-    process: { cmd: "/bin/bash", args: ["-l", "-c", cmd], envs: {} },
-  })) {
+  for await (const r of sb.envd.process.start(
+    { process: { cmd: "/bin/bash", args: ["-l", "-c", cmd], envs: {} } },
+    { signal },
+  )) {
     const ev = r.event?.event;
     if (ev?.case === "data" && ev.value.output.case === "stdout") bytes += ev.value.output.value.length;
     if (ev?.case === "end") exit = ev.value;

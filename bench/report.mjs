@@ -347,6 +347,21 @@ export function markdown(meta) {
       ...ms(s.runTrue),
       `${ratio(s.runTrue?.p50, f.spawnTrue?.p50)} spawn(true); ${ratio(s.runTrue?.p50, f.spawnBashTrue?.p50)} local bash -l; ${ratio(s.runTrue?.p50, f.fetchRoundTrip?.p50)} fetch RTT`,
     ]);
+    for (const [name, what] of [
+      ["spinner", "a neighbour spinning every core"],
+      ["forkBomb", "a neighbour's fork bomb"],
+      ["memoryHog", "a neighbour's memory hog"],
+    ]) {
+      const beside = s[`runTrueBeside_${name}`];
+      if (!beside) continue;
+      row([
+        `↳ beside ${what}`,
+        rt,
+        "–",
+        ...ms(beside),
+        `p95 ${ratio(beside.p95, s[`runTrueIdleFor_${name}`]?.p95)} of idle (p50/p95 ${fmt(s[`runTrueIdleFor_${name}`]?.p50, 1)}/${fmt(s[`runTrueIdleFor_${name}`]?.p95, 1)} ms just before); API GET p50/p95 ${fmt(s[`apiBeside_${name}`]?.p50, 1)}/${fmt(s[`apiBeside_${name}`]?.p95, 1)} ms`,
+      ]);
+    }
     row([
       "stream 100 MB of stdout",
       rt,

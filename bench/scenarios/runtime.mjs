@@ -1,5 +1,6 @@
 // Per runtime, on the platform without a warm pool: what one sandbox feels like to a user.
 import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { smallFile } from "../floors.mjs";
 import { bench, log, mbps, more, now, scenario, stats, timeMany } from "../lib.mjs";
 import { api, createSandbox, envdHealthy, killSandbox, runCmd } from "../platform.mjs";
@@ -35,6 +36,52 @@ export async function runtimeScenarios(ctx, rt) {
     R.runTrue = stats(await timeMany(opts.runs * 3, () => runCmd(sb, "true"), { warmup: 3, capMs: 30_000 }));
   });
   if (!sb) return;
+
+  // Neighbours: the same round trip, and the API's, while another sandbox misbehaves (issue 18:
+  // p95 within 2x of idle). Each misbehaviour runs in a sandbox of its own, started in the
+  // background, and the sandbox is killed after.
+  const neighbours = [
+    ["spinner", "for i in $(seq $(nproc)); do (while :; do :; done) & done; wait"],
+    ["forkBomb", ":(){ :|:& };:; sleep 600"],
+    [
+      "memoryHog",
+      `node -e "const a = []; for (;;) { a.push(Buffer.alloc(16 << 20, 1)); if (a.length > 48) a.length = 0; }"`,
+    ],
+  ];
+  for (const [name, cmd] of neighbours) {
+    await scenario(`${rt}: run("true") beside a ${name}`, async () => {
+      const noisy = await createSandbox(ctx, rt);
+      const stop = new AbortController();
+      const samples = Math.max(60, opts.runs * 12);
+      let running;
+      try {
+        // idle first, the same way, then with the neighbour busy for a while (the platform
+        // looks at CPU use over seconds before it reweighs a busy sandbox)
+        R[`runTrueIdleFor_${name}`] = stats(
+          await timeMany(samples, () => runCmd(sb, "true"), { capMs: 15_000 }),
+        );
+        running = runCmd(noisy, `${cmd} >/dev/null 2>&1`, { signal: stop.signal }).catch(() => undefined);
+        await sleep(5_000);
+        const runSamples = [];
+        const apiSamples = [];
+        const t0 = now();
+        for (let i = 0; i < samples && more(i, t0, 3, 15_000); i++) {
+          let t = now();
+          await runCmd(sb, "true");
+          runSamples.push(now() - t);
+          t = now();
+          await api(ctx, "GET", `/sandboxes/${sb.id}`);
+          apiSamples.push(now() - t);
+        }
+        R[`runTrueBeside_${name}`] = stats(runSamples);
+        R[`apiBeside_${name}`] = stats(apiSamples);
+      } finally {
+        stop.abort();
+        await killSandbox(ctx, noisy.id);
+        await running;
+      }
+    });
+  }
 
   await scenario(`${rt}: stream 100 MB stdout`, async () => {
     const samples = [];

@@ -40,6 +40,8 @@ export interface PlatformConfig {
    * sandbox/resource-limits.ts).
    */
   processLimit?: number;
+  /** Weigh down the CPU of sandboxes that keep a core busy, for their neighbours (default on). */
+  cpuFairness?: boolean;
   /**
    * Private IPv4 ranges (CIDRs) sandboxes with internet may reach, e.g. a package mirror on the
    * operator's network. Every other private, loopback, link-local or CGNAT address is refused.

@@ -18,6 +18,8 @@ import { WarmPool } from "./orchestrator/warm-pool.js";
 import { createProxyServer, type ProxyServer, registerProxyMetrics } from "./proxy/index.js";
 import type { ImageBuildProgress } from "./rootfs/base-image.js";
 import { availableRuntimes } from "./runtime/available.js";
+import { reserveHostTasks } from "./runtime/host-limits.js";
+import { CpuFairness } from "./sandbox/cpu-fairness.js";
 import { SandboxHost } from "./sandbox/sandbox-host.js";
 import { openStore, type Store } from "./store/index.js";
 import { ensureBaseTemplate } from "./templates/base-template.js";
@@ -88,6 +90,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
   const runtimes = await availableRuntimes(config.dataDir);
   const defaultRuntime = config.defaultRuntime ?? (runtimes.has("runsc") ? "runsc" : "runc");
   if (!runtimes.has(defaultRuntime)) throw new Error(`default runtime ${defaultRuntime} is not installed`);
+  await reserveHostTasks(log);
 
   const network = createNetworkManager({
     prefix: config.networkPrefix,
@@ -140,6 +143,11 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
   });
   await orchestrator.adopt();
   orchestrator.watchHealth();
+  const cpuFairness = new CpuFairness({
+    ids: () => orchestrator.servingIds(),
+    log: root.child({ component: "cpu-fairness" }),
+  });
+  if (config.cpuFairness !== false) cpuFairness.start();
   await warmPool.discardLeftovers();
   // Leftovers first (the sweep drops the firewall table when nothing is kept), then the
   // firewall for the sandboxes to come.
@@ -241,6 +249,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
         // nothing for the next start to adopt: the firewall table (and any leftover) goes too
         await network.sweep();
       }
+      cpuFairness.stop();
       orchestrator.detach();
       await dns.close();
       await store.close();

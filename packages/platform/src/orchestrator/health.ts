@@ -1,5 +1,3 @@
-import { cgroupLife } from "../runtime/cgroup-limits.js";
-import { containerCgroup } from "../runtime/oci-spec.js";
 import type { OrchestratorContext } from "./context.js";
 
 /** How often running sandboxes are looked at: one file read each. */
@@ -16,7 +14,7 @@ export function checkSandbox(ctx: OrchestratorContext, id: string): Promise<bool
   return ctx.lock.run(id, async () => {
     const sandbox = await ctx.store.sandboxes.get(id);
     if (sandbox?.state !== "running") return false;
-    const life = await cgroupLife(containerCgroup(sandbox));
+    const life = await ctx.host.life(sandbox);
     // no cgroup where we put it: nothing to tell from (never seen while a sandbox runs)
     if (life.processes !== 0) return false;
     const reason = life.oomKills
@@ -62,7 +60,7 @@ export class HealthWatch {
     try {
       for (const [id] of [...this.ctx.live.serving()]) {
         // outside the lock first: a running sandbox costs one read, and no wait behind an operation
-        if ((await cgroupLife(containerCgroup({ id }))).processes !== 0) continue;
+        if ((await this.ctx.host.life({ id })).processes !== 0) continue;
         await checkSandbox(this.ctx, id);
       }
     } catch (err) {

@@ -146,6 +146,11 @@ export class Orchestrator {
     return undefined;
   }
 
+  /** The sandboxes serving now (running). */
+  *servingIds(): Iterable<string> {
+    for (const [id] of this.ctx.live.serving()) yield id;
+  }
+
   /** Looks at running sandboxes now and then, and marks those that stopped working (see health.ts). */
   watchHealth(): void {
     this.health.start();

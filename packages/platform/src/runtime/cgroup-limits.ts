@@ -95,3 +95,18 @@ export async function cgroupLife(cgroupPath: string, root = "/sys/fs/cgroup"): P
     oomKills: await readNumber(join(memory, "memory.oom_control"), "oom_kill"),
   };
 }
+
+/** CPU time a cgroup has used since it was made, in nanoseconds; undefined when it is gone. */
+export async function cgroupCpuUsageNs(
+  cgroupPath: string,
+  root = "/sys/fs/cgroup",
+): Promise<number | undefined> {
+  if (isUnified(root)) {
+    const usec = await readNumber(join(root, cgroupPath, "cpu.stat"), "usage_usec");
+    return usec === undefined ? undefined : usec * 1000;
+  }
+  const text = await readFile(join(root, "cpuacct", cgroupPath, "cpuacct.usage"), "utf8").catch(
+    () => undefined,
+  );
+  return text === undefined ? undefined : Number(text.trim());
+}

@@ -242,7 +242,10 @@ function hostsFile(hostname: string): string {
   ].join("\n");
 }
 
+/** The cgroup above every sandbox's, relative to each controller's root. */
+export const SANDBOXES_CGROUP = "/x";
+
 /** Where a container's cgroup is, relative to each controller's root (the bundles' default). */
 export function containerCgroup(c: { id: string }): string {
-  return `/x/${c.id}`;
+  return `${SANDBOXES_CGROUP}/${c.id}`;
 }

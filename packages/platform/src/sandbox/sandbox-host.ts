@@ -7,7 +7,7 @@ import { spans } from "../lib/spans.js";
 import type { NetworkManager, SandboxNetwork } from "../network/network-manager.js";
 import { ensureDiskImage, mountDisk, type SandboxDisk, unmountDisk } from "../rootfs/disk.js";
 import { isOverlayMounted, mountOverlay, unmountOverlay } from "../rootfs/overlay.js";
-import { setCgroupLimits } from "../runtime/cgroup-limits.js";
+import { type CgroupLife, cgroupLife, setCgroupLimits } from "../runtime/cgroup-limits.js";
 import type {
   ContainerRef,
   ContainerRuntime,
@@ -230,6 +230,11 @@ export class SandboxHost {
     // (a runtime-paused sandbox is resumed by the runtime's own delete)
     this.pausedByRuntime.delete(id);
     await setFrozen(containerCgroup({ id }), false).catch(() => undefined);
+  }
+
+  /** What the sandbox's cgroup shows: its processes (none once its init exited) and OOM kills. */
+  life(spec: Pick<BootSpec, "id">): Promise<CgroupLife> {
+    return cgroupLife(containerCgroup(spec));
   }
 
   canCheckpoint(runtime: RuntimeName): boolean {

@@ -73,6 +73,29 @@ describe.each(["runc", "runsc"] as const)("containment on %s", (runtime) => {
     expect(await sandbox.isRunning()).toBe(true);
   });
 
+  it("refuses writes past a full disk with ENOSPC, keeps answering, and gives the space back", async () => {
+    // all of the free space but a MiB at once, then more than that MiB
+    const fill = await run(
+      "fallocate -l $(( $(df --output=avail -B1 /home/user | tail -1) - 1048576 )) /home/user/fill && head -c 8M /dev/zero > /home/user/more",
+    );
+    expect(fill.exitCode).not.toBe(0);
+    expect(fill.stderr).toMatch(/No space left on device/);
+    expect(await run("echo still here")).toMatchObject({ exitCode: 0, stdout: "still here\n" });
+    // envd's own file API says so too, with the client's error
+    await expect(sandbox.files.write("/home/user/one-more", "x".repeat(4 << 20))).rejects.toThrow(
+      /space|storage|507/i,
+    );
+    expect(
+      await run(
+        "rm -f /home/user/fill /home/user/more /home/user/one-more && head -c 8M /dev/zero > /home/user/more && echo ok",
+      ),
+    ).toMatchObject({
+      exitCode: 0,
+      stdout: "ok\n",
+    });
+    await run("rm -f /home/user/more");
+  });
+
   it("reports a sandbox whose agent died as broken, answers at once, and boots it afresh on connect", async () => {
     const broken = await Sandbox.create({ timeoutMs: 300_000 });
     try {
