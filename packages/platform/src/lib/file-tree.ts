@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
@@ -10,4 +10,20 @@ export function fileTree(files: Record<string, string>, prefix = "x-tree-"): str
     writeFileSync(path.join(root, file), content);
   }
   return root;
+}
+
+/**
+ * For a describe block of tests: `fileTree` with this prefix, every tree it made removed
+ * after the block.
+ */
+export function useFileTrees(prefix: string): (files: Record<string, string>) => string {
+  const roots: string[] = [];
+  afterAll(() => {
+    for (const root of roots) rmSync(root, { recursive: true, force: true });
+  });
+  return (files) => {
+    const root = fileTree(files, prefix);
+    roots.push(root);
+    return root;
+  };
 }

@@ -1,14 +1,8 @@
-import { rmSync } from "node:fs";
-import { fileTree } from "../lib/file-tree.js";
+import { useFileTrees } from "../lib/file-tree.js";
 import { readCgroupStats } from "./cgroup-stats.js";
 
-const tree = (files: Record<string, string>) => fileTree(files, "x-cgroup-");
-
 describe("readCgroupStats", () => {
-  const roots: string[] = [];
-  afterAll(() => {
-    for (const root of roots) rmSync(root, { recursive: true, force: true });
-  });
+  const tree = useFileTrees("x-cgroup-");
 
   it("reads cgroup v1 controllers (the hybrid layout)", async () => {
     const root = tree({
@@ -21,7 +15,6 @@ describe("readCgroupStats", () => {
       "memory/x/free/memory.stat": "",
       "cpuacct/x/free/cpuacct.usage": "0\n",
     });
-    roots.push(root);
     expect(await readCgroupStats("/x/sb", root)).toEqual({
       cpuUsageNs: 2.5e9,
       memUsed: 42000,
@@ -40,7 +33,6 @@ describe("readCgroupStats", () => {
       "x/sb/memory.stat": "anon 1000\nfile 30000\ninactive_file 20000\n",
       "x/sb/memory.max": "max\n",
     });
-    roots.push(root);
     expect(await readCgroupStats("/x/sb", root)).toEqual({
       cpuUsageNs: 1_500_000,
       memUsed: 50000,

@@ -1,18 +1,10 @@
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
-import { fileTree } from "../lib/file-tree.js";
+import { useFileTrees } from "../lib/file-tree.js";
 import { cgroupLife, setCgroupLimits, sharesToWeight } from "./cgroup-limits.js";
 
 describe("setCgroupLimits", () => {
-  const roots: string[] = [];
-  afterAll(() => {
-    for (const root of roots) rmSync(root, { recursive: true, force: true });
-  });
-  const tree = (files: Record<string, string>) => {
-    const root = fileTree(files, "x-cgroup-limits-");
-    roots.push(root);
-    return root;
-  };
+  const tree = useFileTrees("x-cgroup-limits-");
   const read = (root: string, file: string) => readFileSync(path.join(root, file), "utf8");
 
   it("writes cgroup v1 limits, memory+swap kept at or above memory whichever way it moves", async () => {
@@ -60,15 +52,7 @@ describe("setCgroupLimits", () => {
 });
 
 describe("cgroupLife", () => {
-  const roots: string[] = [];
-  afterAll(() => {
-    for (const root of roots) rmSync(root, { recursive: true, force: true });
-  });
-  const tree = (files: Record<string, string>) => {
-    const root = fileTree(files, "x-cgroup-life-");
-    roots.push(root);
-    return root;
-  };
+  const tree = useFileTrees("x-cgroup-life-");
 
   it("counts a container's processes and OOM kills under v1", async () => {
     const root = tree({

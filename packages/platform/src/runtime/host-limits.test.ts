@@ -1,19 +1,11 @@
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
-import { fileTree } from "../lib/file-tree.js";
+import { useFileTrees } from "../lib/file-tree.js";
 import { silentLogger } from "../lib/log.js";
 import { reserveHostTasks } from "./host-limits.js";
 
 describe("reserveHostTasks", () => {
-  const roots: string[] = [];
-  afterAll(() => {
-    for (const root of roots) rmSync(root, { recursive: true, force: true });
-  });
-  const tree = (files: Record<string, string>) => {
-    const root = fileTree(files, "x-host-limits-");
-    roots.push(root);
-    return root;
-  };
+  const tree = useFileTrees("x-host-limits-");
   const read = (root: string, file: string) => readFileSync(path.join(root, file), "utf8");
 
   it("raises pid_max and keeps a fifth of the tasks from every sandbox together (v1)", async () => {

@@ -5,27 +5,13 @@
  * far as the runtime's filesystem allows.
  */
 import { Sandbox } from "e2b";
-import { pointE2bClient, startTestPlatform, type TestPlatform } from "../helpers/platform.js";
+import { useE2bSandbox } from "../helpers/platform.js";
 
 describe.each(["runc", "runsc"] as const)("base template tools on %s", (runtime) => {
-  let t: TestPlatform;
-  let restoreEnv = () => {};
-  let sandbox: Sandbox;
-
-  beforeAll(async () => {
-    t = await startTestPlatform({ runtime });
-    restoreEnv = pointE2bClient(t);
-    sandbox = await Sandbox.create({ timeoutMs: 300_000 });
-  });
-
-  afterAll(async () => {
-    await sandbox?.kill().catch(() => undefined);
-    restoreEnv();
-    await t.stop();
-  });
+  const suite = useE2bSandbox(runtime);
 
   const run = async (cmd: string) => {
-    const r = await sandbox.commands.run(cmd).catch((e: { result?: unknown }) => e.result ?? e);
+    const r = await suite.sandbox.commands.run(cmd).catch((e: { result?: unknown }) => e.result ?? e);
     return r as { stdout: string; stderr: string; exitCode: number };
   };
 
@@ -41,7 +27,7 @@ describe.each(["runc", "runsc"] as const)("base template tools on %s", (runtime)
       stderr: "err\n",
     });
     // E2B's own test: a command's scoped variables do not reach sudo's environment
-    expect(await sandbox.commands.run("echo $FOO", { envs: { FOO: "bar" } })).toMatchObject({
+    expect(await suite.sandbox.commands.run("echo $FOO", { envs: { FOO: "bar" } })).toMatchObject({
       stdout: "bar\n",
     });
     expect((await run('sudo echo "$FOO"')).stdout.trim()).toBe("");
@@ -52,7 +38,7 @@ describe.each(["runc", "runsc"] as const)("base template tools on %s", (runtime)
 
   it("refuses sudo to an account that sudoers does not name", async () => {
     await run("sudo useradd --create-home guest");
-    const r = await sandbox.commands.run("sudo -n id", { user: "guest" }).catch((e) => e.result);
+    const r = await suite.sandbox.commands.run("sudo -n id", { user: "guest" }).catch((e) => e.result);
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(/guest is not in the sudoers file|password is required/);
     await run("sudo userdel -r guest");
@@ -61,7 +47,7 @@ describe.each(["runc", "runsc"] as const)("base template tools on %s", (runtime)
   it("has a boot id of its own that a cold boot changes", async () => {
     const read = async (s: Sandbox) =>
       (await s.commands.run("cat /proc/sys/kernel/random/boot_id")).stdout.trim();
-    const before = await read(sandbox);
+    const before = await read(suite.sandbox);
     expect(before).toMatch(/^[0-9a-f-]{36}$/);
     // read-only: nobody in the sandbox can change it
     expect((await run("echo x | sudo tee /proc/sys/kernel/random/boot_id")).exitCode).not.toBe(0);
@@ -72,8 +58,8 @@ describe.each(["runc", "runsc"] as const)("base template tools on %s", (runtime)
       await other.kill();
     }
     // a files-only pause and connect boot the sandbox afresh
-    await sandbox.pause({ keepMemory: false });
-    const resumed = await sandbox.connect();
+    await suite.sandbox.pause({ keepMemory: false });
+    const resumed = await suite.sandbox.connect();
     expect(await read(resumed)).not.toBe(before);
   });
 

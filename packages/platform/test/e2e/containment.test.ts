@@ -4,27 +4,13 @@
  * bomb is ended and later commands run at once, and the sandbox answers all along.
  */
 import { Sandbox } from "e2b";
-import { pointE2bClient, startTestPlatform, type TestPlatform } from "../helpers/platform.js";
+import { useE2bSandbox } from "../helpers/platform.js";
 
 describe.each(["runc", "runsc"] as const)("containment on %s", (runtime) => {
-  let t: TestPlatform;
-  let restoreEnv = () => {};
-  let sandbox: Sandbox;
-
-  beforeAll(async () => {
-    t = await startTestPlatform({ runtime });
-    restoreEnv = pointE2bClient(t);
-    sandbox = await Sandbox.create({ timeoutMs: 300_000 });
-  });
-
-  afterAll(async () => {
-    await sandbox?.kill().catch(() => undefined);
-    restoreEnv();
-    await t.stop();
-  });
+  const suite = useE2bSandbox(runtime);
 
   const run = async (cmd: string, timeoutMs = 60_000) => {
-    const r = await sandbox.commands
+    const r = await suite.sandbox.commands
       .run(cmd, { timeoutMs })
       .catch((e: { result?: unknown }) => e.result ?? e);
     return r as { stdout: string; stderr: string; exitCode: number; error?: string };
@@ -70,7 +56,7 @@ describe.each(["runc", "runsc"] as const)("containment on %s", (runtime) => {
     }
     for (let i = 0; i < 50 && (await processCount()) > 5; i++) await new Promise((r) => setTimeout(r, 200));
     expect(await processCount()).toBeLessThanOrEqual(5);
-    expect(await sandbox.isRunning()).toBe(true);
+    expect(await suite.sandbox.isRunning()).toBe(true);
   });
 
   it("refuses writes past a full disk with ENOSPC, keeps answering, and gives the space back", async () => {
@@ -82,7 +68,7 @@ describe.each(["runc", "runsc"] as const)("containment on %s", (runtime) => {
     expect(fill.stderr).toMatch(/No space left on device/);
     expect(await run("echo still here")).toMatchObject({ exitCode: 0, stdout: "still here\n" });
     // envd's own file API says so too, with the client's error
-    await expect(sandbox.files.write("/home/user/one-more", "x".repeat(4 << 20))).rejects.toThrow(
+    await expect(suite.sandbox.files.write("/home/user/one-more", "x".repeat(4 << 20))).rejects.toThrow(
       /space|storage|507/i,
     );
     expect(
@@ -105,8 +91,8 @@ describe.each(["runc", "runsc"] as const)("containment on %s", (runtime) => {
         .run("sudo kill -9 $(pgrep -f '^/opt/x/bin/node /opt/x/envd/envd.cjs')", { timeoutMs: 20_000 })
         .catch(() => undefined);
       const info = async () => {
-        const res = await fetch(`${t.apiUrl}/sandboxes/${broken.sandboxId}`, {
-          headers: { "X-API-Key": t.apiKey },
+        const res = await fetch(`${suite.platform.apiUrl}/sandboxes/${broken.sandboxId}`, {
+          headers: { "X-API-Key": suite.platform.apiKey },
         });
         return (await res.json()) as { state: string; reason?: string };
       };
@@ -121,8 +107,8 @@ describe.each(["runc", "runsc"] as const)("containment on %s", (runtime) => {
       await expect(broken.commands.run("echo hi", { timeoutMs: 30_000 })).rejects.toThrow();
       expect(Date.now() - started).toBeLessThan(20_000);
       // listed with its state; it does not count as running
-      const listed = await fetch(`${t.apiUrl}/v2/sandboxes?state=error`, {
-        headers: { "X-API-Key": t.apiKey },
+      const listed = await fetch(`${suite.platform.apiUrl}/v2/sandboxes?state=error`, {
+        headers: { "X-API-Key": suite.platform.apiKey },
       });
       expect(((await listed.json()) as Array<{ sandboxID: string }>).map((s) => s.sandboxID)).toContain(
         broken.sandboxId,

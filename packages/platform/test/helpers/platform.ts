@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { Sandbox } from "e2b";
 import {
   createLogger,
   DEFAULTS,
@@ -104,5 +105,38 @@ export function pointE2bClient(at: { apiUrl: string; proxyUrl: string; apiKey: s
   process.env.E2B_API_KEY = at.apiKey;
   return () => {
     process.env = saved;
+  };
+}
+
+/**
+ * For a describe block: a platform on `runtime`, the e2b client pointed at it and one sandbox
+ * made through that client, all set up before its tests and removed after them.
+ */
+export function useE2bSandbox(runtime: RuntimeName): {
+  readonly platform: TestPlatform;
+  readonly sandbox: Sandbox;
+} {
+  let platform: TestPlatform | undefined;
+  let sandbox: Sandbox | undefined;
+  let restoreEnv = () => {};
+  beforeAll(async () => {
+    platform = await startTestPlatform({ runtime });
+    restoreEnv = pointE2bClient(platform);
+    sandbox = await Sandbox.create({ timeoutMs: 300_000 });
+  });
+  afterAll(async () => {
+    await sandbox?.kill().catch(() => undefined);
+    restoreEnv();
+    await platform?.stop();
+  });
+  return {
+    get platform() {
+      if (!platform) throw new Error("the platform is not up: use it inside a test");
+      return platform;
+    },
+    get sandbox() {
+      if (!sandbox) throw new Error("the sandbox is not made yet: use it inside a test");
+      return sandbox;
+    },
   };
 }
