@@ -149,6 +149,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
   });
   if (config.cpuFairness !== false) cpuFairness.start();
   await warmPool.discardLeftovers();
+  await host.sweepOrphans(orchestrator.knownIds());
   // Leftovers first (the sweep drops the firewall table when nothing is kept), then the
   // firewall for the sandboxes to come.
   await network.sweep(orchestrator.knownIds());

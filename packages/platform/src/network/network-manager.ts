@@ -168,6 +168,15 @@ export class NetworkManager {
    * Removes every netns, veth and firewall entry carrying this manager's prefix whose sandbox id
    * is not in `keep`; with nothing to keep the firewall table goes too. Returns what it removed.
    */
+  /** Ids of every sandbox with a network of this platform: a host link or only a namespace. */
+  async ids(): Promise<string[]> {
+    const ids = new Set((await this.list()).map((n) => n.id));
+    for (const name of await readdir(NETNS_DIR).catch(() => [] as string[])) {
+      if (name.startsWith(`${this.prefix}-`)) ids.add(name.slice(this.prefix.length + 1));
+    }
+    return [...ids];
+  }
+
   async sweep(keep: ReadonlySet<string> = new Set()): Promise<{ netns: string[]; links: string[] }> {
     const removed = { netns: [] as string[], links: [] as string[] };
     for (const net of await this.list()) {

@@ -2,8 +2,9 @@ import { nowIso } from "../lib/ids.js";
 import type { OrchestratorContext } from "./context.js";
 
 /**
- * After a restart: running containers are adopted as they are; sandboxes whose container
- * is gone are recovered as stopped (files kept); leftovers of creates that never finished go.
+ * After a restart: running containers are adopted as they are (thawed first when a pause or
+ * snapshot was cut short after freezing them); sandboxes whose container is gone are
+ * recovered as stopped (files kept); leftovers of creates that never finished go.
  */
 export async function adoptSandboxes(ctx: OrchestratorContext): Promise<void> {
   for (const sandbox of await ctx.store.sandboxes.live()) {
@@ -14,7 +15,12 @@ export async function adoptSandboxes(ctx: OrchestratorContext): Promise<void> {
         await ctx.store.sandboxes.update(id, { state: "killed", killedAt: nowIso() });
         continue;
       }
-      const status = await ctx.host.status(sandbox);
+      let status = await ctx.host.status(sandbox);
+      if (sandbox.state === "running" && status === "paused") {
+        // frozen by a pause or snapshot the previous process did not finish: it never paused
+        await ctx.host.thaw(sandbox);
+        status = await ctx.host.status(sandbox);
+      }
       if (sandbox.state === "running" && status === "running") {
         const address = await ctx.host.address(id);
         if (address) ctx.live.serve(id, address, sandbox.envdAccessToken);

@@ -1,3 +1,4 @@
+import { crashPoint } from "../lib/crash-point.js";
 import { newSandboxId, newSecret, nowIso } from "../lib/ids.js";
 import { KeyedLock } from "../lib/keyed-lock.js";
 import { spans } from "../lib/spans.js";
@@ -111,6 +112,7 @@ export async function createSandbox(
           })
         : await firstStart(ctx, sandbox, req.build, { member: member! });
       span.mark(restoreMemory ? "restore" : "handover");
+      crashPoint("create:started");
       ctx.live.serve(sandbox.id, address, sandbox.envdAccessToken);
       sandbox.state = "running";
       await ctx.store.sandboxes.update(sandbox.id, { state: "running" });

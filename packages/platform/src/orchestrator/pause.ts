@@ -1,3 +1,4 @@
+import { crashPoint } from "../lib/crash-point.js";
 import { nowIso } from "../lib/ids.js";
 import { conflict, notFound } from "../model/errors.js";
 import { isLive, type PauseKind, type Sandbox } from "../model/sandbox.js";
@@ -35,6 +36,7 @@ export function pauseSandbox(ctx: OrchestratorContext, id: string, depth: PauseK
       throw err;
     }
     clearTimeout(live.endTimer);
+    crashPoint("pause:frozen");
     await ctx.store.sandboxes.update(id, { state: "paused", pauseKind: "frozen" });
     await ctx.store.events.record("sandbox.paused", {
       teamId: sandbox.teamId,
@@ -153,6 +155,7 @@ async function resumePaused(
     if (sandbox.pauseKind === "stopped") await initSandbox(sandbox, live.address);
   }
   if (!live.address) throw new Error(`sandbox ${id} has no address after resuming`);
+  crashPoint("resume:started");
   ctx.live.serve(id, live.address, sandbox.envdAccessToken);
   sandbox.state = "running";
   delete sandbox.pauseKind;

@@ -348,6 +348,21 @@ export class SandboxHost {
   }
 
   /** Removes every trace of the sandbox from the host. */
+  /**
+   * After a crash: removes every sandbox of this platform (its network namespaces carry the
+   * platform's prefix) that `keep` does not name, whichever runtime it was under: a create, a
+   * template build's sandbox or a warm pool boot the previous process did not finish.
+   * Resolves the ids removed.
+   */
+  async sweepOrphans(keep: ReadonlySet<string>): Promise<string[]> {
+    const orphans = (await this.o.network.ids()).filter((id) => !keep.has(id));
+    for (const id of orphans) {
+      for (const runtime of this.o.runtimes.keys()) await this.destroy({ id, runtime });
+      this.o.log.info({ sandboxId: id }, "removed a sandbox left by a previous run");
+    }
+    return orphans;
+  }
+
   async destroy(spec: Pick<BootSpec, "id" | "runtime">): Promise<void> {
     const runtime = this.o.runtimes.get(spec.runtime);
     await this.thawForDelete(spec.id);

@@ -1,3 +1,4 @@
+import { crashPoint } from "../lib/crash-point.js";
 import { DomainError } from "../model/errors.js";
 import type { Sandbox } from "../model/sandbox.js";
 import type { Team } from "../model/team.js";
@@ -40,6 +41,7 @@ export async function forkSandbox(
         maxLivePerTeam: opts.maxLivePerTeam,
       });
       results.push({ sandbox });
+      crashPoint("fork:one-created");
     } catch (err) {
       const quota = err instanceof DomainError && err.code === "quota";
       results.push({

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { crashPoint } from "../lib/crash-point.js";
 import { newId, nowIso } from "../lib/ids.js";
 import type { Team } from "../model/team.js";
 import {
@@ -49,6 +50,7 @@ export async function takeSnapshot(
     { memory: opts.memory !== false },
     async ({ upper, sandbox, memoryImage }) => {
       const layer = await layers.copyIn(upper, `snap-${suffix}`);
+      crashPoint("snapshot:files-copied");
       try {
         const memory = memoryImage && (await layers.copyIn(memoryImage, `mem-${suffix}`));
         return { layer, memory, sandbox };
@@ -63,54 +65,58 @@ export async function takeSnapshot(
     ? { image: memory, runtime: sandbox.runtime, accessToken: sandbox.envdAccessToken }
     : undefined;
   try {
-    const source = await store.templates.getBuild(sandbox.buildId);
-    if (!source) throw new Error(`build ${sandbox.buildId} of sandbox ${sandboxId} is gone`);
-    const template = name
-      ? await templateNamed(store, team.id, name)
-      : await store.templates.createTemplate(team.id);
-    const tag = name?.tag ?? DEFAULT_TAG;
-    const build = await store.templates.createBuild({
-      templateId: template.id,
-      status: "ready",
-      finishedAt: nowIso(),
-      cpuCount: sandbox.cpuCount,
-      memoryMB: sandbox.memoryMB,
-      diskSizeMB: sandbox.diskSizeMB,
-      envdVersion: source.envdVersion,
-      // the sandbox's environment (template's and its own) carries over to sandboxes from the snapshot
-      spec: {
-        ...runtimeSpecOf(source),
-        envVars: sandbox.envVars,
-        snapshotOf: { sandboxId, buildId: source.id },
-        ...(memorySpec ? { memory: memorySpec } : {}),
-      },
-      layers: [layer, ...source.layers],
-      snapshotKind: kind,
+    // the snapshot is on record whole or not at all: a crash midway leaves no half template
+    return await deps.store.transaction(async (store) => {
+      const source = await store.templates.getBuild(sandbox.buildId);
+      if (!source) throw new Error(`build ${sandbox.buildId} of sandbox ${sandboxId} is gone`);
+      const template = name
+        ? await templateNamed(store, team.id, name)
+        : await store.templates.createTemplate(team.id);
+      const tag = name?.tag ?? DEFAULT_TAG;
+      const build = await store.templates.createBuild({
+        templateId: template.id,
+        status: "ready",
+        finishedAt: nowIso(),
+        cpuCount: sandbox.cpuCount,
+        memoryMB: sandbox.memoryMB,
+        diskSizeMB: sandbox.diskSizeMB,
+        envdVersion: source.envdVersion,
+        // the sandbox's environment (template's and its own) carries over to sandboxes from the snapshot
+        spec: {
+          ...runtimeSpecOf(source),
+          envVars: sandbox.envVars,
+          snapshotOf: { sandboxId, buildId: source.id },
+          ...(memorySpec ? { memory: memorySpec } : {}),
+        },
+        layers: [layer, ...source.layers],
+        snapshotKind: kind,
+      });
+      await store.templates.appendLogs(build.id, [
+        {
+          timestamp: nowIso(),
+          level: "info",
+          message: memory
+            ? `memory snapshot of sandbox ${sandboxId}: files and running processes are kept (sandboxes from it continue them)`
+            : `files snapshot of sandbox ${sandboxId}: files are kept, running processes are not (sandboxes from it boot afresh)`,
+        },
+      ]);
+      crashPoint("snapshot:build-recorded");
+      await store.templates.setTags(template.id, build.id, [tag]);
+      await store.snapshots.insert({
+        id: newId(),
+        teamId: team.id,
+        sandboxId,
+        templateId: template.id,
+        buildId: build.id,
+        createdAt: nowIso(),
+      });
+      await store.events.record("sandbox.snapshot", {
+        teamId: team.id,
+        sandboxId,
+        data: { templateId: template.id, buildId: build.id, tag, kind },
+      });
+      return { template, build, tag };
     });
-    await store.templates.appendLogs(build.id, [
-      {
-        timestamp: nowIso(),
-        level: "info",
-        message: memory
-          ? `memory snapshot of sandbox ${sandboxId}: files and running processes are kept (sandboxes from it continue them)`
-          : `files snapshot of sandbox ${sandboxId}: files are kept, running processes are not (sandboxes from it boot afresh)`,
-      },
-    ]);
-    await store.templates.setTags(template.id, build.id, [tag]);
-    await store.snapshots.insert({
-      id: newId(),
-      teamId: team.id,
-      sandboxId,
-      templateId: template.id,
-      buildId: build.id,
-      createdAt: nowIso(),
-    });
-    await store.events.record("sandbox.snapshot", {
-      teamId: team.id,
-      sandboxId,
-      data: { templateId: template.id, buildId: build.id, tag, kind },
-    });
-    return { template, build, tag };
   } catch (err) {
     await layers.remove(memory ? [layer, memory] : [layer]);
     throw err;

@@ -1,6 +1,8 @@
+import type { Kysely } from "kysely";
 import { type Db, type DbOptions, openDb } from "./db.js";
 import { EventStore } from "./events.js";
 import { SandboxStore } from "./sandboxes.js";
+import type { Database } from "./schema.js";
 import { SnapshotStore } from "./snapshots.js";
 import { TeamStore } from "./teams.js";
 import { TemplateStore } from "./templates.js";
@@ -19,18 +21,23 @@ export interface Store {
   sandboxes: SandboxStore;
   snapshots: SnapshotStore;
   events: EventStore;
+  /** Runs `fn` against the same stores in one transaction: all of its writes land, or none. */
+  transaction<T>(fn: (store: Store) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
 export async function openStore(options: DbOptions): Promise<Store> {
   const db = await openDb(options);
-  return {
+  const over = (kysely: Kysely<Database>): Store => ({
     db,
-    teams: new TeamStore(db.kysely),
-    templates: new TemplateStore(db.kysely),
-    sandboxes: new SandboxStore(db.kysely),
-    snapshots: new SnapshotStore(db.kysely),
-    events: new EventStore(db.kysely),
+    teams: new TeamStore(kysely),
+    templates: new TemplateStore(kysely),
+    sandboxes: new SandboxStore(kysely),
+    snapshots: new SnapshotStore(kysely),
+    events: new EventStore(kysely),
+    transaction: (fn) =>
+      kysely.isTransaction ? fn(over(kysely)) : kysely.transaction().execute((trx) => fn(over(trx))),
     close: () => db.close(),
-  };
+  });
+  return over(db.kysely);
 }

@@ -83,6 +83,11 @@ const decodeLog = (row: Pick<BuildLogsTable, "timestamp" | "level" | "message" |
 export class TemplateStore {
   constructor(private readonly db: Kysely<Database>) {}
 
+  /** Runs `fn` in a transaction: this store's own, or the one it already is part of. */
+  private atomically<T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    return this.db.isTransaction ? fn(this.db) : this.db.transaction().execute(fn);
+  }
+
   async createTemplate(teamId: string, opts: { public?: boolean } = {}): Promise<Template> {
     const now = nowIso();
     const row: TemplatesTable = {
@@ -322,7 +327,7 @@ export class TemplateStore {
 
   async setTags(templateId: string, buildId: string, tags: string[]): Promise<void> {
     const now = nowIso();
-    await this.db.transaction().execute(async (trx) => {
+    await this.atomically(async (trx) => {
       for (const tag of tags) {
         await trx
           .deleteFrom("template_tags")
@@ -359,7 +364,7 @@ export class TemplateStore {
 
   async appendLogs(buildId: string, entries: BuildLogEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    await this.db.transaction().execute(async (trx) => {
+    await this.atomically(async (trx) => {
       const last = await trx
         .selectFrom("build_logs")
         .select((eb) => eb.fn.max("seq").as("seq"))

@@ -2,6 +2,7 @@ import { chown, lstat, rm } from "node:fs/promises";
 import path from "node:path";
 import { runCommand } from "../agent/commands.js";
 import { runStartCommand } from "../agent/start-command.js";
+import { crashPoint } from "../lib/crash-point.js";
 import type { Logger } from "../lib/log.js";
 import type { RuntimeName } from "../model/sandbox.js";
 import type { Team } from "../model/team.js";
@@ -359,6 +360,7 @@ export class Builder {
             n,
           );
         }
+        crashPoint("build:step-ran");
       },
       async (upper) => {
         await this.o.layers.commit(upper, ctx.key);

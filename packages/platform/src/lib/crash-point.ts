@@ -1,0 +1,8 @@
+/**
+ * Fault injection for the failure drills (tests only): with X_TEST_CRASH_AT=<name> in its
+ * environment, the process SIGKILLs itself on reaching the point of that name, as a power cut
+ * or the host's OOM killer would end it there. Without the variable, nothing happens.
+ */
+export function crashPoint(name: string): void {
+  if (process.env.X_TEST_CRASH_AT === name) process.kill(process.pid, "SIGKILL");
+}

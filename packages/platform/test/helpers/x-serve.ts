@@ -1,0 +1,223 @@
+/**
+ * The real `x serve` as a child process on a data dir, network prefix and address range of its
+ * own, for tests that kill it and start it again (restart, failure drills): start, SIGKILL,
+ * the API, what the host holds of it, and a cleanup that removes all of that whatever happened.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { createRuntime } from "../../src/runtime/create-runtime.js";
+import { setFrozen } from "../../src/runtime/freezer.js";
+import { containerCgroup } from "../../src/runtime/oci-spec.js";
+import { TEST_DATA_DIR } from "./platform.js";
+
+const X_BIN = path.resolve(__dirname, "../../../cli/bin/x.mjs");
+export const RUNTIMES = ["runc", "runsc"] as const;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Runs a host command; its failure fails the caller (a check that cannot look must not pass). */
+export function sh(cmd: string, args: string[]): string {
+  return execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+}
+
+/** The same for cleanup, where one failure must not stop the rest: reported, not thrown. */
+function tryHard(what: string, fn: () => unknown): void {
+  try {
+    fn();
+  } catch (err) {
+    process.stderr.write(`cleanup: ${what}: ${err}\n`);
+  }
+}
+
+export function exited(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => proc.once("exit", () => resolve()));
+}
+
+export interface Leftovers {
+  netns: string[];
+  links: string[];
+  mounts: string[];
+  containers: Record<(typeof RUNTIMES)[number], string[]>;
+  table: string[];
+  processes: string[];
+}
+
+export class XServe {
+  readonly dataDir = mkdtempSync("/var/tmp/x-serve-test-");
+  readonly prefix = `r${Math.floor(Math.random() * 36 ** 3)
+    .toString(36)
+    .padStart(3, "0")}`;
+  // outside the 10.100-249 ranges other test platforms draw from
+  readonly cidr = `10.${250 + Math.floor(Math.random() * 5)}.0.0/16`;
+  apiPort = 0;
+  proxyPort = 0;
+  apiKey = "";
+  child: ChildProcess | undefined;
+  output = "";
+
+  constructor(private readonly args: string[] = []) {
+    // the cached base image, hard-linked so nothing is rebuilt
+    mkdirSync(path.join(this.dataDir, "images"));
+    execFileSync("cp", ["-al", `${path.join(TEST_DATA_DIR, "images")}/.`, path.join(this.dataDir, "images")]);
+  }
+
+  get apiUrl(): string {
+    return `http://127.0.0.1:${this.apiPort}`;
+  }
+
+  get proxyUrl(): string {
+    return `http://127.0.0.1:${this.proxyPort}`;
+  }
+
+  /** Starts `x serve` and resolves once its ready line (and the key line on first start) is out. */
+  async start(env: Record<string, string> = {}): Promise<void> {
+    if (!this.apiPort) this.apiPort = await freePort();
+    if (!this.proxyPort) this.proxyPort = await freePort();
+    this.output = "";
+    const proc = spawn(
+      process.execPath,
+      [
+        X_BIN,
+        "serve",
+        "--data-dir",
+        this.dataDir,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        String(this.apiPort),
+        "--proxy-port",
+        String(this.proxyPort),
+        "--network-prefix",
+        this.prefix,
+        "--network-cidr",
+        this.cidr,
+        ...this.args,
+      ],
+      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } },
+    );
+    this.child = proc;
+    proc.stdout!.on("data", (d) => {
+      this.output += d;
+    });
+    proc.stderr!.on("data", (d) => {
+      this.output += d;
+    });
+    // a base image rebuild here would mean the cached one was not reused: fail fast
+    const deadline = Date.now() + 60_000;
+    while (!/x: point the e2b client/.test(this.output)) {
+      if (proc.exitCode !== null || proc.signalCode !== null)
+        throw new Error(`x serve exited (${proc.exitCode ?? proc.signalCode}):\n${this.output}`);
+      if (Date.now() > deadline) throw new Error(`x serve not ready in 60 s:\n${this.output.slice(0, 4000)}`);
+      await sleep(50);
+    }
+    const key = /first team API key \(shown once, keep it\): (\S+)/.exec(this.output)?.[1];
+    if (key) this.apiKey = key;
+  }
+
+  /** Whether the process has ended (by itself, by a crash point, or killed). */
+  get ended(): boolean {
+    return !this.child || this.child.exitCode !== null || this.child.signalCode !== null;
+  }
+
+  async kill(signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
+    const child = this.child;
+    if (!child || this.ended) return;
+    child.kill(signal);
+    await exited(child);
+  }
+
+  async api(method: string, p: string, body?: unknown): Promise<{ status: number; body: any }> {
+    const res = await fetch(`${this.apiUrl}${p}`, {
+      method,
+      headers: { "X-API-Key": this.apiKey, ...(body ? { "Content-Type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  }
+
+  /** What the host holds that carries this platform's names or lives under its data dir. */
+  leftovers(): Leftovers {
+    const { prefix, dataDir } = this;
+    const netns = sh("ip", ["netns", "list"])
+      .split("\n")
+      .filter((l) => l.startsWith(`${prefix}-`));
+    const links = sh("ip", ["-o", "link", "show"])
+      .split("\n")
+      .filter((l) => new RegExp(`^\\d+: ${prefix}h\\d+`).test(l));
+    const mounts = readFileSync("/proc/mounts", "utf8")
+      .split("\n")
+      .filter((l) => l.split(" ")[1]?.startsWith(`${dataDir}/`));
+    const containers = Object.fromEntries(
+      RUNTIMES.map((r) => {
+        const root = path.join(dataDir, "runtime", r, "root");
+        const ids = existsSync(root)
+          ? sh(r, ["--root", root, "list", "--quiet"]).split("\n").filter(Boolean)
+          : [];
+        return [r, ids];
+      }),
+    ) as Leftovers["containers"];
+    const table = sh("nft", ["list", "tables"])
+      .split("\n")
+      .filter((l) => l.trim() === `table inet ${prefix}_net`);
+    // runsc sandbox and gofer processes, runc container inits carry the data dir on their command line
+    const processes = readdirSync("/proc")
+      .filter((pid) => /^\d+$/.test(pid) && Number(pid) !== process.pid)
+      .filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(`${dataDir}/`);
+        } catch {
+          return false; // ended while we looked
+        }
+      });
+    return { netns, links, mounts, containers, table, processes };
+  }
+
+  /** Removes whatever this platform left, whatever state a failed test left it in. */
+  async cleanup(): Promise<void> {
+    await this.kill();
+    for (const r of RUNTIMES) {
+      const runtime = await createRuntime(r, { stateDir: path.join(this.dataDir, "runtime", r) }).catch(
+        () => undefined,
+      );
+      for (const id of (await runtime?.list().catch(() => [])) ?? []) {
+        // a sandbox frozen through its cgroup cannot be deleted (gVisor's sentry cannot answer)
+        await setFrozen(containerCgroup({ id }), false).catch(() => false);
+        await runtime
+          ?.delete({ id, netnsPath: `/run/netns/${this.prefix}-${id}` })
+          .catch((err) => process.stderr.write(`cleanup: ${r} delete ${id}: ${err}\n`));
+      }
+    }
+    const left = this.leftovers();
+    for (const m of left.mounts.reverse())
+      tryHard(`umount ${m}`, () => sh("umount", ["-l", m.split(" ")[1]!]));
+    for (const l of left.links) {
+      tryHard(`link ${l}`, () => sh("ip", ["link", "delete", l.split(":")[1]!.trim().split("@")[0]!]));
+    }
+    for (const n of left.netns) tryHard(`netns ${n}`, () => sh("ip", ["netns", "delete", n.split(" ")[0]!]));
+    if (left.table.length)
+      tryHard("nft table", () => sh("nft", ["delete", "table", "inet", `${this.prefix}_net`]));
+    for (const pid of left.processes) {
+      try {
+        process.kill(Number(pid), "SIGKILL");
+      } catch {
+        // gone already
+      }
+    }
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
