@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { readdirSync, rmSync } from "node:fs";
 import Module from "node:module";
 import path from "node:path";
 
@@ -20,11 +21,35 @@ function resolveTsSources(): void {
 }
 
 /**
- * Before any test file runs: the envd bundle that sandboxes boot, and the base image (built
- * once per machine, minutes the first time), so parallel test files never race to build it.
+ * What a killed earlier run left (its test platforms never got to clean up): containers,
+ * mounts, network namespaces, links and firewall tables of test platforms, and their data.
+ * One test run at a time per machine, so everything of that kind is a leftover here.
+ */
+async function sweepTestLeftovers(): Promise<void> {
+  const { removeLeftovers, X_SERVE_DATA_PREFIX } =
+    require("./helpers/x-serve.js") as typeof import("./helpers/x-serve.js");
+  const { TEST_PREFIX } =
+    require("./helpers/test-networks.js") as typeof import("./helpers/test-networks.js");
+  const { TEST_DATA_DIR } = require("./helpers/platform.js") as typeof import("./helpers/platform.js");
+  const parent = path.dirname(X_SERVE_DATA_PREFIX);
+  const serveDirs = readdirSync(parent)
+    .map((name) => path.join(parent, name))
+    .filter((dir) => dir.startsWith(X_SERVE_DATA_PREFIX));
+  await removeLeftovers([TEST_DATA_DIR, ...serveDirs], TEST_PREFIX);
+  for (const dir of serveDirs) rmSync(dir, { recursive: true, force: true });
+  // sandboxes and warm pool records of the shared data dir; its images stay (the cache)
+  for (const sub of ["sandboxes", "pool"])
+    rmSync(path.join(TEST_DATA_DIR, sub), { recursive: true, force: true });
+}
+
+/**
+ * Before any test file runs: what a killed earlier run left is removed, then the envd bundle
+ * that sandboxes boot and the base image (built once per machine, minutes the first time) are
+ * made, so parallel test files never race to build them.
  */
 export default async function globalSetup(): Promise<void> {
   resolveTsSources();
+  await sweepTestLeftovers();
   execFileSync(process.execPath, [path.resolve(__dirname, "../../envd/scripts/bundle.mjs")], {
     stdio: "inherit",
   });

@@ -11,6 +11,7 @@ import {
   startPlatform,
 } from "../../src/index.js";
 import type { RuntimeName } from "../../src/runtime/container-runtime.js";
+import { testNetwork } from "./test-networks.js";
 
 /**
  * Images are cached across test runs here (the base image takes minutes to build once);
@@ -54,9 +55,8 @@ export async function startTestPlatform(
 ): Promise<TestPlatform> {
   const scratch = mkdtempSync(path.join(os.tmpdir(), "x-platform-"));
   // Test platforms may run side by side: each owns its own names and address range.
-  const n = Math.floor(Math.random() * 150);
-  const prefix =
-    opts.networkPrefix ?? `t${n.toString(36)}${Math.floor(Math.random() * 36 ** 2).toString(36)}`;
+  const network = testNetwork("t");
+  const prefix = opts.networkPrefix ?? network.prefix;
   const config: PlatformConfig = {
     ...DEFAULTS,
     dataDir: TEST_DATA_DIR,
@@ -67,7 +67,7 @@ export async function startTestPlatform(
     defaultRuntime: opts.runtime,
     envdDir: ENVD_BUNDLE_DIR,
     networkPrefix: prefix,
-    networkCidr: `10.${100 + n}.0.0/16`,
+    networkCidr: network.cidr,
     // tests that measure the pool turn it on; the rest see cold creates
     warmPoolSize: 0,
     // tests send traffic only to namespaces of their own: never to this host's resolvers

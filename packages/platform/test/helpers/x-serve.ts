@@ -11,8 +11,11 @@ import { createRuntime } from "../../src/runtime/create-runtime.js";
 import { setFrozen } from "../../src/runtime/freezer.js";
 import { containerCgroup } from "../../src/runtime/oci-spec.js";
 import { TEST_DATA_DIR } from "./platform.js";
+import { testNetwork } from "./test-networks.js";
 
 const X_BIN = path.resolve(__dirname, "../../../cli/bin/x.mjs");
+/** Where each `x serve` under test keeps its data (swept before a run: see sweepTestLeftovers). */
+export const X_SERVE_DATA_PREFIX = "/var/tmp/x-serve-test-";
 export const RUNTIMES = ["runc", "runsc"] as const;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -57,12 +60,9 @@ export interface Leftovers {
 }
 
 export class XServe {
-  readonly dataDir = mkdtempSync("/var/tmp/x-serve-test-");
-  readonly prefix = `r${Math.floor(Math.random() * 36 ** 3)
-    .toString(36)
-    .padStart(3, "0")}`;
-  // outside the 10.100-249 ranges other test platforms draw from
-  readonly cidr = `10.${250 + Math.floor(Math.random() * 5)}.0.0/16`;
+  readonly dataDir = mkdtempSync(`${X_SERVE_DATA_PREFIX}`);
+  readonly prefix: string;
+  readonly cidr: string;
   apiPort = 0;
   proxyPort = 0;
   apiKey = "";
@@ -70,6 +70,7 @@ export class XServe {
   output = "";
 
   constructor(private readonly args: string[] = []) {
+    ({ prefix: this.prefix, cidr: this.cidr } = testNetwork("r"));
     // the cached base image, hard-linked so nothing is rebuilt
     mkdirSync(path.join(this.dataDir, "images"));
     execFileSync("cp", ["-al", `${path.join(TEST_DATA_DIR, "images")}/.`, path.join(this.dataDir, "images")]);
@@ -152,72 +153,101 @@ export class XServe {
 
   /** What the host holds that carries this platform's names or lives under its data dir. */
   leftovers(): Leftovers {
-    const { prefix, dataDir } = this;
-    const netns = sh("ip", ["netns", "list"])
-      .split("\n")
-      .filter((l) => l.startsWith(`${prefix}-`));
-    const links = sh("ip", ["-o", "link", "show"])
-      .split("\n")
-      .filter((l) => new RegExp(`^\\d+: ${prefix}h\\d+`).test(l));
-    const mounts = readFileSync("/proc/mounts", "utf8")
-      .split("\n")
-      .filter((l) => l.split(" ")[1]?.startsWith(`${dataDir}/`));
-    const containers = Object.fromEntries(
-      RUNTIMES.map((r) => {
-        const root = path.join(dataDir, "runtime", r, "root");
-        const ids = existsSync(root)
-          ? sh(r, ["--root", root, "list", "--quiet"]).split("\n").filter(Boolean)
-          : [];
-        return [r, ids];
-      }),
-    ) as Leftovers["containers"];
-    const table = sh("nft", ["list", "tables"])
-      .split("\n")
-      .filter((l) => l.trim() === `table inet ${prefix}_net`);
-    // runsc sandbox and gofer processes, runc container inits carry the data dir on their command line
-    const processes = readdirSync("/proc")
-      .filter((pid) => /^\d+$/.test(pid) && Number(pid) !== process.pid)
-      .filter((pid) => {
-        try {
-          return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(`${dataDir}/`);
-        } catch {
-          return false; // ended while we looked
-        }
-      });
-    return { netns, links, mounts, containers, table, processes };
+    return hostLeftovers([this.dataDir], new RegExp(`^${this.prefix}$`));
   }
 
   /** Removes whatever this platform left, whatever state a failed test left it in. */
   async cleanup(): Promise<void> {
     await this.kill();
+    await removeLeftovers([this.dataDir], new RegExp(`^${this.prefix}$`));
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * What the host holds of platforms whose network prefix matches `prefix` or whose data lives
+ * in `dataDirs`: network namespaces, host links, the firewall table, mounts, containers and
+ * the processes of containers.
+ */
+export function hostLeftovers(dataDirs: string[], prefix: RegExp): Leftovers {
+  const ours = (name: string, sep: string) => {
+    const at = name.indexOf(sep);
+    return at > 0 && prefix.test(name.slice(0, at));
+  };
+  const netns = sh("ip", ["netns", "list"])
+    .split("\n")
+    .filter((l) => ours(l, "-"));
+  const links = sh("ip", ["-o", "link", "show"])
+    .split("\n")
+    .filter((l) => {
+      const name = /^\d+: ([^:@]+)/.exec(l)?.[1];
+      return name !== undefined && /h\d+$/.test(name) && prefix.test(name.replace(/h\d+$/, ""));
+    });
+  const under = (p: string | undefined) => p !== undefined && dataDirs.some((d) => p.startsWith(`${d}/`));
+  const mounts = readFileSync("/proc/mounts", "utf8")
+    .split("\n")
+    .filter((l) => under(l.split(" ")[1]));
+  const containers = Object.fromEntries(
+    RUNTIMES.map((r) => [
+      r,
+      dataDirs.flatMap((d) => {
+        const root = path.join(d, "runtime", r, "root");
+        return existsSync(root) ? sh(r, ["--root", root, "list", "--quiet"]).split("\n").filter(Boolean) : [];
+      }),
+    ]),
+  ) as Leftovers["containers"];
+  const table = sh("nft", ["list", "tables"])
+    .split("\n")
+    .filter((l) => {
+      const m = /^table inet (\S+)_net$/.exec(l.trim());
+      return m !== null && prefix.test(m[1]!);
+    });
+  // runsc sandbox and gofer processes, runc container inits carry the data dir on their command line
+  const processes = readdirSync("/proc")
+    .filter((pid) => /^\d+$/.test(pid) && Number(pid) !== process.pid)
+    .filter((pid) => {
+      try {
+        return dataDirs.some((d) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(`${d}/`));
+      } catch {
+        return false; // ended while we looked
+      }
+    });
+  return { netns, links, mounts, containers, table, processes };
+}
+
+/** Removes all of hostLeftovers, whatever state a failed or killed run left it in. */
+export async function removeLeftovers(dataDirs: string[], prefix: RegExp): Promise<void> {
+  for (const dataDir of dataDirs) {
     for (const r of RUNTIMES) {
-      const runtime = await createRuntime(r, { stateDir: path.join(this.dataDir, "runtime", r) }).catch(
+      const runtime = await createRuntime(r, { stateDir: path.join(dataDir, "runtime", r) }).catch(
         () => undefined,
       );
       for (const id of (await runtime?.list().catch(() => [])) ?? []) {
         // a sandbox frozen through its cgroup cannot be deleted (gVisor's sentry cannot answer)
         await setFrozen(containerCgroup({ id }), false).catch(() => false);
+        const netns = (existsSync("/run/netns") ? readdirSync("/run/netns") : []).find((n) =>
+          n.endsWith(`-${id}`),
+        );
         await runtime
-          ?.delete({ id, netnsPath: `/run/netns/${this.prefix}-${id}` })
+          ?.delete({ id, netnsPath: netns ? `/run/netns/${netns}` : "" })
           .catch((err) => process.stderr.write(`cleanup: ${r} delete ${id}: ${err}\n`));
       }
     }
-    const left = this.leftovers();
-    for (const m of left.mounts.reverse())
-      tryHard(`umount ${m}`, () => sh("umount", ["-l", m.split(" ")[1]!]));
-    for (const l of left.links) {
-      tryHard(`link ${l}`, () => sh("ip", ["link", "delete", l.split(":")[1]!.trim().split("@")[0]!]));
+  }
+  const left = hostLeftovers(dataDirs, prefix);
+  for (const m of left.mounts.reverse()) tryHard(`umount ${m}`, () => sh("umount", ["-l", m.split(" ")[1]!]));
+  for (const l of left.links) {
+    tryHard(`link ${l}`, () => sh("ip", ["link", "delete", l.split(":")[1]!.trim().split("@")[0]!]));
+  }
+  for (const n of left.netns) tryHard(`netns ${n}`, () => sh("ip", ["netns", "delete", n.split(" ")[0]!]));
+  for (const t of left.table) {
+    tryHard(`nft ${t}`, () => sh("nft", ["delete", "table", "inet", t.trim().split(" ")[2]!]));
+  }
+  for (const pid of left.processes) {
+    try {
+      process.kill(Number(pid), "SIGKILL");
+    } catch {
+      // gone already
     }
-    for (const n of left.netns) tryHard(`netns ${n}`, () => sh("ip", ["netns", "delete", n.split(" ")[0]!]));
-    if (left.table.length)
-      tryHard("nft table", () => sh("nft", ["delete", "table", "inet", `${this.prefix}_net`]));
-    for (const pid of left.processes) {
-      try {
-        process.kill(Number(pid), "SIGKILL");
-      } catch {
-        // gone already
-      }
-    }
-    rmSync(this.dataDir, { recursive: true, force: true });
   }
 }

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { EventEmitter, once } from "node:events";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -591,28 +591,10 @@ const envdEnv = {
   ENVD_DEFAULT_USER: "root",
 };
 
-/** Why the real-envd tests cannot run, or undefined. Synchronous: it decides whether they are declared skipped. */
-function envdUnavailable(): string | undefined {
-  // The global set-up builds the bundle; rebuilding here would pull it from under other test files.
-  if (!existsSync(envdBundle)) {
-    const build = spawnSync(process.execPath, [path.join(envdDir, "scripts/bundle.mjs")], {
-      encoding: "utf8",
-    });
-    if (build.status !== 0)
-      return `envd bundle did not build: ${(build.stderr || build.stdout).trim().split("\n")[0]}`;
-  }
-  // A short trial run: envd that is still up and ready when the time is over can start.
-  const trial = spawnSync(process.execPath, [envdBundle], {
-    env: envdEnv,
-    encoding: "utf8",
-    timeout: 2000,
-    killSignal: "SIGKILL",
-  });
-  if (trial.stderr.includes('"envd ready"')) return undefined;
-  return `envd did not start: ${trial.stderr.trim().split("\n").slice(-2).join(" | ") || `exit ${trial.status}`}`;
-}
-
+/** envd from its bundle (the global set-up builds it): a failure to start fails the tests, never skips them. */
 async function startEnvd(): Promise<ChildProcess> {
+  if (!existsSync(envdBundle))
+    throw new Error(`no envd bundle at ${envdBundle}: the global set-up builds it`);
   const child = spawn(process.execPath, [envdBundle], { env: envdEnv, stdio: "ignore" });
   const deadline = Date.now() + 10_000;
   for (;;) {
@@ -638,11 +620,7 @@ async function stopEnvd(child: ChildProcess): Promise<void> {
   clearTimeout(force);
 }
 
-const envdSkip = envdUnavailable();
-const describeEnvd = envdSkip ? describe.skip : describe;
-if (envdSkip) console.warn(`SKIPPED the real-envd proxy tests: ${envdSkip}`);
-
-describeEnvd("sandbox proxy in front of a real envd", () => {
+describe("sandbox proxy in front of a real envd", () => {
   const locations = new Map<string, SandboxLocation>([["envd1", { state: "running", address: envdHost }]]);
   let envd: ChildProcess;
   let proxy: ProxyServer;
