@@ -22,7 +22,8 @@ function resolveTsSources(): void {
 
 /**
  * What a killed earlier run left (its test platforms never got to clean up): containers,
- * mounts, network namespaces, links and firewall tables of test platforms, and their data.
+ * mounts, network namespaces, links and firewall tables of test platforms, their data, and
+ * scratch PostgreSQL clusters.
  * One test run at a time per machine, so everything of that kind is a leftover here.
  */
 async function sweepTestLeftovers(): Promise<void> {
@@ -36,6 +37,12 @@ async function sweepTestLeftovers(): Promise<void> {
     .map((name) => path.join(parent, name))
     .filter((dir) => dir.startsWith(X_SERVE_DATA_PREFIX));
   await removeLeftovers([TEST_DATA_DIR, ...serveDirs], TEST_PREFIX);
+  const { removeScratchPostgres, SCRATCH_PG_PREFIX } =
+    require("./helpers/scratch-postgres.js") as typeof import("./helpers/scratch-postgres.js");
+  for (const name of readdirSync(path.dirname(SCRATCH_PG_PREFIX))) {
+    const dir = path.join(path.dirname(SCRATCH_PG_PREFIX), name);
+    if (dir.startsWith(SCRATCH_PG_PREFIX)) removeScratchPostgres(dir);
+  }
   for (const dir of serveDirs) rmSync(dir, { recursive: true, force: true });
   // sandboxes and warm pool records of the shared data dir; its images stay (the cache)
   for (const sub of ["sandboxes", "pool"])

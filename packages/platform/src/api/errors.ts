@@ -1,4 +1,5 @@
 import { DomainError, type ErrorCode } from "../model/errors.js";
+import { isStoreUnavailable } from "../store/db.js";
 
 /** The one table from the domain's error codes to HTTP statuses. */
 const STATUS: Record<ErrorCode, number> = {
@@ -20,6 +21,10 @@ export interface HttpError {
 
 /** The HTTP answer to an error; undefined for one that is not the caller's to see (a 500). */
 export function httpErrorOf(err: unknown): HttpError | undefined {
+  if (isStoreUnavailable(err)) {
+    const message = "the platform's database is not answering: try again shortly";
+    return { status: 503, message, headers: { "Retry-After": "2" } };
+  }
   if (!(err instanceof DomainError)) return undefined;
   const headers: Record<string, string> =
     err.retryAfterSeconds !== undefined ? { "Retry-After": String(err.retryAfterSeconds) } : {};

@@ -26,9 +26,11 @@ export async function openDb(options: DbOptions): Promise<Db> {
   let dialect: Dialect;
   if (url && /^postgres(ql)?:\/\//.test(url)) {
     dialect = "postgres";
-    kysely = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 10 }) }),
-    });
+    const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5_000 });
+    // An idle connection the server ended (a restart, a failover) is dropped by the pool and
+    // the next query opens another; unheard, this event would end the platform's process.
+    pool.on("error", () => undefined);
+    kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   } else {
     dialect = "sqlite";
     const file = url?.startsWith("sqlite:")
@@ -49,4 +51,21 @@ export async function openDb(options: DbOptions): Promise<Db> {
     throw new Error(`store migration ${failed?.migrationName ?? ""} failed: ${String(error)}`);
   }
   return { kysely, dialect, close: () => kysely.destroy() };
+}
+
+/** PostgreSQL error classes of a server going away or not there yet: 08 (connection), 57P (operator intervention). */
+const UNAVAILABLE_SQLSTATE = /^(08|57P0[1-3])/;
+const UNAVAILABLE_ERRNO = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT"]);
+
+/** Whether an error says the database is not answering now (rather than that a query was wrong). */
+export function isStoreUnavailable(err: unknown): boolean {
+  // read by shape: errors of the network stack may come from another realm (a test's vm)
+  if (typeof err !== "object" || err === null) return false;
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (typeof code === "string" && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code)))
+    return true;
+  return (
+    typeof message === "string" &&
+    /Connection terminated|timeout exceeded when trying to connect/i.test(message)
+  );
 }
