@@ -1077,6 +1077,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         }
       }
@@ -1180,6 +1183,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         }
       }
@@ -2482,6 +2488,20 @@ export const openapiDocument: Record<string, unknown> = {
             "example": {
               "code": 429,
               "message": "too many requests"
+            }
+          }
+        }
+      },
+      "InsufficientStorage": {
+        "description": "The platform's own disk has no room for what the request writes (a snapshot's\nfiles, say); nothing of it is kept and the sandbox is as it was.\n",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "example": {
+              "code": 507,
+              "message": "the platform's disk is full: no room for a copy of upper (layer snap-…)"
             }
           }
         }

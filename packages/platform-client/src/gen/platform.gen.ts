@@ -1683,6 +1683,24 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description The platform's own disk has no room for what the request writes (a snapshot's
+         *     files, say); nothing of it is kept and the sandbox is as it was.
+         */
+        InsufficientStorage: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": 507,
+                 *       "message": "the platform's disk is full: no room for a copy of upper (layer snap-…)"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Unexpected server error. */
         InternalError: {
             headers: {
@@ -2107,6 +2125,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getSandboxLogsLegacy: {
@@ -2332,6 +2351,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     setSandboxTimeout: {

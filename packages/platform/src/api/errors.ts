@@ -10,6 +10,7 @@ const STATUS: Record<ErrorCode, number> = {
   conflict: 409,
   too_large: 413,
   quota: 429,
+  no_space: 507,
   unavailable: 503,
 };
 

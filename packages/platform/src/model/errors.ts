@@ -16,6 +16,8 @@ export type ErrorCode =
   | "too_large"
   /** A limit of the team was reached (429, with a time to retry after). */
   | "quota"
+  /** The platform's own disk has no room for what the request writes (507). */
+  | "no_space"
   /** The platform cannot take this now, e.g. no capacity (503, with a time to retry after). */
   | "unavailable";
 
@@ -38,6 +40,7 @@ export const forbidden = (message: string) => new DomainError("forbidden", messa
 export const notFound = (message: string) => new DomainError("not_found", message);
 export const conflict = (message: string) => new DomainError("conflict", message);
 export const tooLarge = (message: string) => new DomainError("too_large", message);
+export const noSpace = (message: string) => new DomainError("no_space", message);
 export const quotaExceeded = (message: string, retryAfterSeconds = 1) =>
   new DomainError("quota", message, retryAfterSeconds);
 export const unavailable = (message: string, retryAfterSeconds = 1) =>

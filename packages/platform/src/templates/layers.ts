@@ -2,6 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { access, mkdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { command } from "../lib/command.js";
+import { noSpace } from "../model/errors.js";
 import { mountOverlay, unmountOverlay } from "../rootfs/overlay.js";
 import { RootfsView } from "./rootfs-view.js";
 
@@ -81,6 +82,13 @@ export class LayerStore {
     try {
       await command("cp", ["-a", "--reflink=auto", "--", source, target], { timeoutMs: 30 * 60_000 });
       return await this.commit(target, name);
+    } catch (err) {
+      if (/No space left on device/.test(String(err))) {
+        throw noSpace(
+          `the platform's disk is full: no room for a copy of ${path.basename(source)} (layer ${name})`,
+        );
+      }
+      throw err;
     } finally {
       await rm(staging, { recursive: true, force: true });
     }
