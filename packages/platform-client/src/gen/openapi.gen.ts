@@ -167,6 +167,9 @@ export const openapiDocument: Record<string, unknown> = {
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
@@ -316,6 +319,9 @@ export const openapiDocument: Record<string, unknown> = {
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
@@ -409,6 +415,9 @@ export const openapiDocument: Record<string, unknown> = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
@@ -433,6 +442,9 @@ export const openapiDocument: Record<string, unknown> = {
         "responses": {
           "204": {
             "description": "The sandbox was killed."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
@@ -475,6 +487,9 @@ export const openapiDocument: Record<string, unknown> = {
         "responses": {
           "204": {
             "description": "The sandbox was paused and can be resumed."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
@@ -910,6 +925,9 @@ export const openapiDocument: Record<string, unknown> = {
                 }
               }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
@@ -1773,6 +1791,9 @@ export const openapiDocument: Record<string, unknown> = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
@@ -2032,6 +2053,9 @@ export const openapiDocument: Record<string, unknown> = {
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
@@ -2128,6 +2152,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
@@ -2251,6 +2278,9 @@ export const openapiDocument: Record<string, unknown> = {
         "responses": {
           "204": {
             "description": "The key was revoked."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"

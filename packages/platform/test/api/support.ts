@@ -1,4 +1,5 @@
 import type { Team } from "../../src/index.js";
+import { checkDeclared } from "../helpers/declared-statuses.js";
 import { startTestPlatform, type TestPlatform } from "../helpers/platform.js";
 import { freshPostgresDatabase } from "../helpers/stores.js";
 
@@ -52,6 +53,7 @@ export async function startApiPlatform(
       if (text !== "" && res.headers.get("content-type")?.includes("application/json")) {
         parsed = JSON.parse(text);
       }
+      checkDeclared(method, path, res.status);
       return { status: res.status, headers: res.headers, body: parsed };
     },
     stop: async () => {

@@ -10,6 +10,7 @@ import path from "node:path";
 import { createRuntime } from "../../src/runtime/create-runtime.js";
 import { setFrozen } from "../../src/runtime/freezer.js";
 import { containerCgroup } from "../../src/runtime/oci-spec.js";
+import { checkDeclared } from "./declared-statuses.js";
 import { TEST_DATA_DIR } from "./platform.js";
 import { testNetwork } from "./test-networks.js";
 
@@ -147,6 +148,7 @@ export class XServe {
       headers: { "X-API-Key": this.apiKey, ...(body ? { "Content-Type": "application/json" } : {}) },
       body: body ? JSON.stringify(body) : undefined,
     });
+    checkDeclared(method, p, res.status);
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   }
