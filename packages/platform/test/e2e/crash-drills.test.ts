@@ -6,7 +6,7 @@
  */
 import { Sandbox } from "e2b";
 import { pointE2bClient } from "../helpers/platform.js";
-import { exited, XServe } from "../helpers/x-serve.js";
+import { exited, NOTHING_LEFT, XServe } from "../helpers/x-serve.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -140,13 +140,6 @@ describe("crash drills (runc)", () => {
     }
     await x.kill("SIGTERM");
     expect(x.child!.exitCode).toBe(0);
-    expect(x.leftovers()).toEqual({
-      netns: [],
-      links: [],
-      mounts: [],
-      containers: { runc: [], runsc: [] },
-      table: [],
-      processes: [],
-    });
+    expect(x.leftovers()).toEqual(NOTHING_LEFT);
   });
 });

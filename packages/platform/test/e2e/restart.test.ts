@@ -8,7 +8,7 @@ import path from "node:path";
 import { Sandbox } from "e2b";
 import { counterPassed, readCounter, startCounter } from "../helpers/counter.js";
 import { pointE2bClient } from "../helpers/platform.js";
-import { exited, RUNTIMES, sh, XServe } from "../helpers/x-serve.js";
+import { exited, NOTHING_LEFT, RUNTIMES, sh, XServe } from "../helpers/x-serve.js";
 
 type Runtime = (typeof RUNTIMES)[number];
 
@@ -133,13 +133,6 @@ describe("x serve restart", () => {
     await exited(second);
     expect(second.exitCode).toBe(0);
 
-    expect(x.leftovers()).toEqual({
-      netns: [],
-      links: [],
-      mounts: [],
-      containers: { runc: [], runsc: [] },
-      table: [],
-      processes: [],
-    });
+    expect(x.leftovers()).toEqual(NOTHING_LEFT);
   });
 });

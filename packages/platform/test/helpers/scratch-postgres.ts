@@ -5,25 +5,14 @@
  */
 import { execFileSync } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import net from "node:net";
 import path from "node:path";
+import { freePort } from "./free-port.js";
 
 /** Where scratch clusters live (swept before a run: see the global set-up). */
 export const SCRATCH_PG_PREFIX = "/var/tmp/x-pg-drill-";
 
 function pgBin(): string {
   return path.join("/usr/lib/postgresql", readdirSync("/usr/lib/postgresql").sort().at(-1)!, "bin");
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Runs a PostgreSQL program as the postgres account (it refuses root). */

@@ -5,12 +5,12 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { createRuntime } from "../../src/runtime/create-runtime.js";
 import { setFrozen } from "../../src/runtime/freezer.js";
 import { containerCgroup } from "../../src/runtime/oci-spec.js";
 import { checkDeclared } from "./declared-statuses.js";
+import { freePort } from "./free-port.js";
 import { TEST_DATA_DIR } from "./platform.js";
 import { testNetwork } from "./test-networks.js";
 
@@ -20,17 +20,6 @@ export const X_SERVE_DATA_PREFIX = "/var/tmp/x-serve-test-";
 export const RUNTIMES = ["runc", "runsc"] as const;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Runs a host command; its failure fails the caller (a check that cannot look must not pass). */
 export function sh(cmd: string, args: string[]): string {
@@ -59,6 +48,16 @@ export interface Leftovers {
   table: string[];
   processes: string[];
 }
+
+/** What `leftovers()` shows of a platform that left nothing. */
+export const NOTHING_LEFT: Leftovers = {
+  netns: [],
+  links: [],
+  mounts: [],
+  containers: { runc: [], runsc: [] },
+  table: [],
+  processes: [],
+};
 
 export class XServe {
   readonly dataDir = mkdtempSync(`${X_SERVE_DATA_PREFIX}`);
