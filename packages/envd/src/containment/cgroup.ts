@@ -14,12 +14,18 @@ function field(text: string | undefined, key: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-/** How many times the kernel's OOM killer has ended a process of this cgroup. */
+/** v1's and v2's file of OOM kills; which one this sandbox has is found once. */
+const OOM_FILES = ["/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events"];
+let oomFile: Promise<string | undefined> | undefined;
+
+/** How many times the kernel's OOM killer has ended a process of this cgroup (read at every start). */
 export async function oomKills(): Promise<number | undefined> {
-  return (
-    field(await readText("/sys/fs/cgroup/memory/memory.oom_control"), "oom_kill") ??
-    field(await readText("/sys/fs/cgroup/memory.events"), "oom_kill")
-  );
+  oomFile ??= (async () => {
+    for (const file of OOM_FILES) if ((await readText(file)) !== undefined) return file;
+    return undefined;
+  })();
+  const file = await oomFile;
+  return file === undefined ? undefined : field(await readText(file), "oom_kill");
 }
 
 /** Tasks in the cgroup and its limit. */

@@ -154,10 +154,11 @@ export class Containment {
    * the session with the most processes is ended. Resolves whether one was.
    */
   async relieveProcessPressure(): Promise<boolean> {
-    const table = await processTable(this.spared);
-    const own = new Set(table.filter((e) => this.spared.has(e.sid)).map((e) => e.sid));
     const bySession = new Map<number, number>();
-    for (const { sid } of table) if (!own.has(sid)) bySession.set(sid, (bySession.get(sid) ?? 0) + 1);
+    // sessions of envd and the init are never a victim's
+    for (const { sid } of await processTable(this.spared)) {
+      if (!this.spared.has(sid)) bySession.set(sid, (bySession.get(sid) ?? 0) + 1);
+    }
     const [sid, count] = [...bySession].sort((a, b) => b[1] - a[1])[0] ?? [];
     if (sid === undefined) return false;
     this.remember(sid, "processes");

@@ -12,7 +12,8 @@ export interface Launch {
   gid?: number;
 }
 
-function canExecute(file: string): Promise<boolean> {
+/** Whether `file` may be executed by envd. */
+export function canExecute(file: string): Promise<boolean> {
   return access(file, fsConstants.X_OK).then(
     () => true,
     () => false,

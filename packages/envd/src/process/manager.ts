@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { closeSync, constants as fsConstants, openSync } from "node:fs";
-import { access, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { IPty } from "node-pty";
@@ -10,7 +10,7 @@ import { describeErrno, errnoOf } from "../errors.js";
 import { resolvePath } from "../paths.js";
 import type { EnvdState } from "../state.js";
 import type { User } from "../users.js";
-import { type Launch, Launcher } from "./launch.js";
+import { canExecute, type Launch, Launcher } from "./launch.js";
 import { ManagedProcess, type ProcessConfig, type ProcessIo, type Subscription } from "./managed-process.js";
 
 export type {
@@ -59,13 +59,6 @@ function holdTerminalOpen(term: IPty): void {
     return; // the process is already gone
   }
   term.onExit(() => closeSync(fd));
-}
-
-function canExecute(file: string): Promise<boolean> {
-  return access(file, fsConstants.X_OK).then(
-    () => true,
-    () => false,
-  );
 }
 
 async function isDirectory(dir: string): Promise<boolean> {

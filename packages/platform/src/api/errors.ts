@@ -1,18 +1,5 @@
-import { DomainError, type ErrorCode } from "../model/errors.js";
+import { DomainError, HTTP_STATUS } from "../model/errors.js";
 import { isStoreUnavailable } from "../store/db.js";
-
-/** The one table from the domain's error codes to HTTP statuses. */
-const STATUS: Record<ErrorCode, number> = {
-  invalid: 400,
-  unauthenticated: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  too_large: 413,
-  quota: 429,
-  no_space: 507,
-  unavailable: 503,
-};
 
 export interface HttpError {
   status: number;
@@ -29,5 +16,5 @@ export function httpErrorOf(err: unknown): HttpError | undefined {
   if (!(err instanceof DomainError)) return undefined;
   const headers: Record<string, string> =
     err.retryAfterSeconds !== undefined ? { "Retry-After": String(err.retryAfterSeconds) } : {};
-  return { status: STATUS[err.code], message: err.message, headers };
+  return { status: HTTP_STATUS[err.code], message: err.message, headers };
 }

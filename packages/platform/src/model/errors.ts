@@ -21,6 +21,19 @@ export type ErrorCode =
   /** The platform cannot take this now, e.g. no capacity (503, with a time to retry after). */
   | "unavailable";
 
+/** The one table from the domain's error codes to HTTP statuses (the API's and the proxy's answers). */
+export const HTTP_STATUS: Record<ErrorCode, number> = {
+  invalid: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  quota: 429,
+  no_space: 507,
+  unavailable: 503,
+};
+
 /** A failure the caller can act on: a code for the kind, a message that says what to do. */
 export class DomainError extends Error {
   constructor(

@@ -1,6 +1,6 @@
-import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import { cgroupCpuUsageNs, isUnified } from "../runtime/cgroup-limits.js";
 
 /** Cumulative counters and current levels of one container's cgroup. */
 export interface CgroupStats {
@@ -30,18 +30,18 @@ async function readNumber(file: string): Promise<number> {
   return Number((await readFile(file, "utf8")).trim());
 }
 
+type MemoryStats = Omit<CgroupStats, "cpuUsageNs">;
+
 /** cgroup v1 (also the hybrid layout of these hosts): one hierarchy per controller. */
-async function readV1(root: string, cgroup: string): Promise<CgroupStats> {
+async function readV1(root: string, cgroup: string): Promise<MemoryStats> {
   const memory = path.join(root, "memory", cgroup);
-  const [usageNs, memUsage, stat, limit] = await Promise.all([
-    readNumber(path.join(root, "cpuacct", cgroup, "cpuacct.usage")),
+  const [memUsage, stat, limit] = await Promise.all([
     readNumber(path.join(memory, "memory.usage_in_bytes")),
     readFile(path.join(memory, "memory.stat"), "utf8").then(statFields),
     readNumber(path.join(memory, "memory.limit_in_bytes")),
   ]);
   const inactiveFile = stat.get("total_inactive_file") ?? 0;
   return {
-    cpuUsageNs: usageNs,
     memUsed: Math.max(0, memUsage - inactiveFile),
     memCache: stat.get("total_cache") ?? 0,
     memLimit: limit >= V1_UNLIMITED ? undefined : limit,
@@ -49,17 +49,15 @@ async function readV1(root: string, cgroup: string): Promise<CgroupStats> {
 }
 
 /** cgroup v2: one unified hierarchy. */
-async function readV2(root: string, cgroup: string): Promise<CgroupStats> {
+async function readV2(root: string, cgroup: string): Promise<MemoryStats> {
   const dir = path.join(root, cgroup);
-  const [cpu, current, stat, max] = await Promise.all([
-    readFile(path.join(dir, "cpu.stat"), "utf8").then(statFields),
+  const [current, stat, max] = await Promise.all([
     readNumber(path.join(dir, "memory.current")),
     readFile(path.join(dir, "memory.stat"), "utf8").then(statFields),
     readFile(path.join(dir, "memory.max"), "utf8"),
   ]);
   const inactiveFile = stat.get("inactive_file") ?? 0;
   return {
-    cpuUsageNs: (cpu.get("usage_usec") ?? 0) * 1000,
     memUsed: Math.max(0, current - inactiveFile),
     memCache: stat.get("file") ?? 0,
     memLimit: max.trim() === "max" ? undefined : Number(max),
@@ -74,9 +72,11 @@ export async function readCgroupStats(
   cgroup: string,
   root = "/sys/fs/cgroup",
 ): Promise<CgroupStats | undefined> {
-  const unified = existsSync(path.join(root, "cgroup.controllers"));
+  // CPU as the CPU fairness reads it; none means no cgroup
+  const cpuUsageNs = await cgroupCpuUsageNs(cgroup, root);
+  if (cpuUsageNs === undefined) return undefined;
   try {
-    return await (unified ? readV2(root, cgroup) : readV1(root, cgroup));
+    return { cpuUsageNs, ...(await (isUnified(root) ? readV2(root, cgroup) : readV1(root, cgroup))) };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw err;

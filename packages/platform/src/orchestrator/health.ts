@@ -60,7 +60,7 @@ export class HealthWatch {
     try {
       for (const [id] of [...this.ctx.live.serving()]) {
         // outside the lock first: a running sandbox costs one read, and no wait behind an operation
-        if ((await this.ctx.host.life({ id })).processes !== 0) continue;
+        if ((await this.ctx.host.processes({ id })) !== 0) continue;
         await checkSandbox(this.ctx, id);
       }
     } catch (err) {

@@ -28,7 +28,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import type { Duplex } from "node:stream";
 import { type Logger, silentLogger } from "../lib/log.js";
-import { DomainError } from "../model/errors.js";
+import { DomainError, HTTP_STATUS } from "../model/errors.js";
 import { type Downstream, H1Downstream, H2Downstream } from "./downstream.js";
 import { type ExchangeContext, type SandboxConnections, SandboxPools } from "./exchanges.js";
 import { forward } from "./forward.js";
@@ -361,13 +361,14 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
         .then(
           (resumed) => resumed?.address ?? failed,
           (err: unknown): ErrorReply => {
-            // the team at its limit: say so, as the API would to a connect
+            // the team at its limit: said as the API would say it to a connect
             if (err instanceof DomainError && err.code === "quota") {
               this.log.info({ sandboxId: sandboxID, reason: err.message }, "auto-resume refused");
+              const status = HTTP_STATUS[err.code];
               return {
-                status: 429,
+                status,
                 kind: "resume_failed",
-                body: { code: 429, message: err.message, sandboxID },
+                body: { code: status, message: err.message, sandboxID },
               };
             }
             this.log.error({ sandboxId: sandboxID, err }, "auto-resume failed");

@@ -16,8 +16,16 @@ export interface CgroupLimits {
   cpuShares?: number;
 }
 
-function isUnified(root: string): boolean {
-  return existsSync(join(root, "cgroup.controllers"));
+const unifiedRoots = new Map<string, boolean>();
+
+/** Whether the cgroup filesystem at `root` is v2 (one unified hierarchy); looked at once per root. */
+export function isUnified(root = "/sys/fs/cgroup"): boolean {
+  let unified = unifiedRoots.get(root);
+  if (unified === undefined) {
+    unified = existsSync(join(root, "cgroup.controllers"));
+    unifiedRoots.set(root, unified);
+  }
+  return unified;
 }
 
 /** v2's cpu.weight (1–10000, 100 = default) for a v1 cpu.shares value, as runc and systemd convert. */
@@ -81,18 +89,25 @@ async function processCount(dir: string): Promise<number | undefined> {
   return text === undefined ? undefined : text.split("\n").filter(Boolean).length;
 }
 
+/** Processes in a container's cgroup now; 0 once every one has exited, undefined when no cgroup is there. */
+export async function cgroupProcesses(
+  cgroupPath: string,
+  root = "/sys/fs/cgroup",
+): Promise<number | undefined> {
+  if (isUnified(root)) return processCount(join(root, cgroupPath));
+  return (
+    (await processCount(join(root, "memory", cgroupPath))) ??
+    (await processCount(join(root, "pids", cgroupPath)))
+  );
+}
+
 export async function cgroupLife(cgroupPath: string, root = "/sys/fs/cgroup"): Promise<CgroupLife> {
-  if (isUnified(root)) {
-    const dir = join(root, cgroupPath);
-    return {
-      processes: await processCount(dir),
-      oomKills: await readNumber(join(dir, "memory.events"), "oom_kill"),
-    };
-  }
-  const memory = join(root, "memory", cgroupPath);
+  const oomFile = isUnified(root)
+    ? join(root, cgroupPath, "memory.events")
+    : join(root, "memory", cgroupPath, "memory.oom_control");
   return {
-    processes: (await processCount(memory)) ?? (await processCount(join(root, "pids", cgroupPath))),
-    oomKills: await readNumber(join(memory, "memory.oom_control"), "oom_kill"),
+    processes: await cgroupProcesses(cgroupPath, root),
+    oomKills: await readNumber(oomFile, "oom_kill"),
   };
 }
 

@@ -7,7 +7,7 @@ import { spans } from "../lib/spans.js";
 import type { NetworkManager, SandboxNetwork } from "../network/network-manager.js";
 import { ensureDiskImage, mountDisk, type SandboxDisk, unmountDisk } from "../rootfs/disk.js";
 import { isOverlayMounted, mountOverlay, unmountOverlay } from "../rootfs/overlay.js";
-import { type CgroupLife, cgroupLife, setCgroupLimits } from "../runtime/cgroup-limits.js";
+import { type CgroupLife, cgroupLife, cgroupProcesses, setCgroupLimits } from "../runtime/cgroup-limits.js";
 import type {
   ContainerRef,
   ContainerRuntime,
@@ -235,6 +235,11 @@ export class SandboxHost {
   /** What the sandbox's cgroup shows: its processes (none once its init exited) and OOM kills. */
   life(spec: Pick<BootSpec, "id">): Promise<CgroupLife> {
     return cgroupLife(containerCgroup(spec));
+  }
+
+  /** Processes in the sandbox's cgroup: 0 once its init exited (see life()). */
+  processes(spec: Pick<BootSpec, "id">): Promise<number | undefined> {
+    return cgroupProcesses(containerCgroup(spec));
   }
 
   canCheckpoint(runtime: RuntimeName): boolean {

@@ -102,10 +102,8 @@ describe.each(["runc", "runsc"] as const)("containment on %s", (runtime) => {
         state = await info();
       }
       expect(state).toMatchObject({ state: "error", reason: expect.stringMatching(/envd/) });
-      // a call gets an error at once, not a hang
-      const started = Date.now();
-      await expect(broken.commands.run("echo hi", { timeoutMs: 30_000 })).rejects.toThrow();
-      expect(Date.now() - started).toBeLessThan(20_000);
+      // a call gets the error that the sandbox is not running, not a hang to its deadline
+      await expect(broken.commands.run("echo hi", { timeoutMs: 30_000 })).rejects.toThrow(/not running/);
       // listed with its state; it does not count as running
       const listed = await fetch(`${suite.platform.apiUrl}/v2/sandboxes?state=error`, {
         headers: { "X-API-Key": suite.platform.apiKey },

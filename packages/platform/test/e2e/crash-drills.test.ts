@@ -29,7 +29,10 @@ describe("crash drills (runc)", () => {
     await x.kill("SIGTERM");
     await x.start({ X_TEST_CRASH_AT: point });
     const child = x.child!;
-    await op().catch(() => undefined); // the request dies with the server
+    // the request dies with the server (fetch fails); a failed assertion in `op` fails the drill
+    await op().catch((err: unknown) => {
+      if ((err as Error | undefined)?.message !== "fetch failed") throw err;
+    });
     await Promise.race([exited(child), sleep(60_000)]);
     if (child.signalCode !== "SIGKILL") throw new Error(`x serve did not crash at ${point}:\n${x.output}`);
     await x.start();
