@@ -290,7 +290,9 @@ export class WarmPool {
             },
             "warm pool member ready",
           );
-          this.deliver(pool, member);
+          // a member nobody wants any more is removed before the boot counts as done, so
+          // close() does not return while its record is still on disk
+          return this.deliver(pool, member);
         },
         (err: unknown) => {
           this.o.onBoot?.(pool.runtime, (performance.now() - t0) / 1000, false);
@@ -329,14 +331,14 @@ export class WarmPool {
   }
 
   /** A new member goes to the oldest waiting create, or into stock (or away, when not wanted). */
-  private deliver(pool: Pool, member: PoolMember): void {
+  private async deliver(pool: Pool, member: PoolMember): Promise<void> {
     const waiter = pool.waiters.shift();
     if (waiter) {
       waiter.resolve({ ...member, fromStock: false });
       return;
     }
     if (this.closed || this.pools.get(pool.key) !== pool || pool.ready.length >= pool.target) {
-      void this.destroy(member);
+      await this.destroy(member);
       return;
     }
     pool.ready.push(member);
