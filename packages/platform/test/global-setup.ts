@@ -56,7 +56,8 @@ async function sweepTestLeftovers(): Promise<void> {
  */
 export default async function globalSetup(): Promise<void> {
   resolveTsSources();
-  await sweepTestLeftovers();
+  // a second run beside another (see test-networks.ts) must not sweep the first one's platforms
+  if (process.env.X_TEST_NO_SWEEP !== "1") await sweepTestLeftovers();
   execFileSync(process.execPath, [path.resolve(__dirname, "../../envd/scripts/bundle.mjs")], {
     stdio: "inherit",
   });

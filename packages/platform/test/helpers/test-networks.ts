@@ -4,6 +4,8 @@
  * range, and a leftover of a killed run is swept before the next (see sweepTestLeftovers).
  * Fixed ranges elsewhere (10.250 for the runtime smoke test, 10.252 for the network test)
  * are outside 10.100-10.249, where these come from.
+ * X_TEST_WORKER_OFFSET shifts a whole run's workers to later blocks, so a second run of a few
+ * test files (by hand, beside a full run, with X_TEST_NO_SWEEP=1) does not collide with it.
  */
 const SLOTS = 150;
 const PER_WORKER = 15;
@@ -13,7 +15,7 @@ let drawn = 0;
 export const TEST_PREFIX = /^[tr][0-9a-z]{4}$/;
 
 export function testNetwork(kind: "t" | "r"): { prefix: string; cidr: string } {
-  const worker = Number(process.env.JEST_WORKER_ID ?? 1);
+  const worker = Number(process.env.JEST_WORKER_ID ?? 1) + Number(process.env.X_TEST_WORKER_OFFSET ?? 0);
   const slot = (((worker - 1) * PER_WORKER) % SLOTS) + (drawn++ % PER_WORKER);
   const salt = Math.floor(Math.random() * 36 ** 2)
     .toString(36)
