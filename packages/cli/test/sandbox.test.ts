@@ -211,6 +211,34 @@ describe("x sandbox", () => {
     expect((await x(["sandbox", "logs", id, "--level", "loud"])).code).toBe(2);
   });
 
+  it("shows the sandbox's egress decisions", async () => {
+    // a private address: refused by the host's firewall, whatever the sandbox's policy
+    const curl = await x(["sandbox", "exec", id, "--", "curl", "-sS", "-m", "3", "http://10.9.9.9:8080/"]);
+    expect(curl.code).toBe(7);
+    const until = Date.now() + 10_000;
+    let decisions: Array<{ destination?: string; verdict: string; rule: string; port?: number }> = [];
+    while (Date.now() < until) {
+      const out = await x(["sandbox", "network", id, "--json"]);
+      decisions = out.out
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
+      if (decisions.some((d) => d.destination === "10.9.9.9")) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(decisions).toContainEqual(
+      expect.objectContaining({
+        destination: "10.9.9.9",
+        port: 8080,
+        verdict: "denied",
+        rule: expect.stringMatching(/private/),
+      }),
+    );
+    const text = await x(["sandbox", "network", id]);
+    expect(text.out).toMatch(/DENIED\s+tcp\s+10\.9\.9\.9:8080\s+\(private range/);
+    expect((await x(["sandbox", "network"])).code).toBe(2);
+  });
+
   it("pauses, resumes and kills a sandbox, which logs --follow shows as it happens", async () => {
     ensureBuilt();
     // jest's process.env is its own copy: the child gets it explicitly

@@ -7,7 +7,8 @@ import { createApi } from "./api/index.js";
 import type { PlatformConfig } from "./config.js";
 import { createLogger, type Logger } from "./lib/log.js";
 import type { Team } from "./model/team.js";
-import { DnsForwarder, hostResolvers, parseUpstream } from "./network/dns-forwarder.js";
+import { hostResolvers, parseUpstream } from "./network/dns-forwarder.js";
+import { EgressServices } from "./network/egress.js";
 import { createNetworkManager } from "./network/network-manager.js";
 import { withMetricsEndpoint } from "./observability/metrics-endpoint.js";
 import { MetricsSampler } from "./observability/metrics-sampler.js";
@@ -97,11 +98,13 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     cidr: config.networkCidr,
     allowInternal: config.allowInternal,
   });
-  const dns = new DnsForwarder({
+  const egress = new EgressServices({
+    network,
     upstreams: config.dnsUpstreams ? config.dnsUpstreams.map(parseUpstream) : await hostResolvers(),
-    log: root.child({ component: "dns" }),
+    log: root,
   });
-  const dnsPort = await dns.listen();
+  network.onRemoved = (id) => egress.forget(id);
+  const egressPorts = await egress.start();
   const envdDir = await installEnvd(config.envdDir, config.dataDir);
   const host = new SandboxHost({
     dataDir: config.dataDir,
@@ -116,7 +119,11 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     concurrent: config.bootConcurrency,
     memoryReserveBytes: config.memoryReserveMB === undefined ? undefined : config.memoryReserveMB * 2 ** 20,
   });
-  const metrics = createPlatformMetrics({ store, pool: () => warmPool.stats() });
+  const metrics = createPlatformMetrics({
+    store,
+    pool: () => warmPool.stats(),
+    egress: () => egress.log.counts(),
+  });
   const warmPool = new WarmPool({
     min: config.warmPoolSize,
     max: config.warmPoolMax ?? (config.warmPoolSize > 0 ? Math.max(16, config.warmPoolSize) : 0),
@@ -153,7 +160,11 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
   // Leftovers first (the sweep drops the firewall table when nothing is kept), then the
   // firewall for the sandboxes to come.
   await network.sweep(orchestrator.knownIds());
-  await network.init({ dnsPort });
+  await network.init(egressPorts).catch(async (err: unknown) => {
+    await egress.close();
+    throw err;
+  });
+  egress.watchFirewall();
 
   const base = await ensureBaseTemplate({
     store,
@@ -198,6 +209,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
         diskSizeMB: config.diskSizeMB,
         availableRuntimes: [...runtimes.keys()],
         consoleLog: (id) => host.paths(id).consoleLog,
+        networkDecisions: (id, after, limit) => egress.log.since(id, after, limit),
         dropWarmPools: (templateId) => warmPool.discardTemplate(templateId),
         observeRequest: metrics.observeApiRequest,
         observeCreate: metrics.observeSandboxCreate,
@@ -252,7 +264,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
       }
       cpuFairness.stop();
       orchestrator.detach();
-      await dns.close();
+      await egress.close();
       await store.close();
     },
   };

@@ -6,6 +6,7 @@ import { shell } from "../terminal/shell.js";
 import { integer, pairs, parse, required } from "./args.js";
 import { exec } from "./exec.js";
 import { logs } from "./logs.js";
+import { network } from "./network.js";
 
 const HELP = `x sandbox: create, inspect and drive sandboxes
 
@@ -17,6 +18,7 @@ const HELP = `x sandbox: create, inspect and drive sandboxes
   x sandbox resume ID [--timeout S]
   x sandbox logs ID [--follow] [--level debug|info|warn|error]
   x sandbox metrics ID
+  x sandbox network ID [--follow]
   x sandbox exec ID [--cwd DIR] [--env K=V]... -- CMD [ARGS...]
   x sandbox shell ID
 
@@ -82,6 +84,7 @@ export async function sandbox(argv: string[], io: Io): Promise<number> {
   if (command === "exec") return exec(rest, io);
   if (command === "shell") return shell(rest, io);
   if (command === "logs") return logs(rest, io);
+  if (command === "network") return network(rest, io);
   if (!command || command === "--help" || command === "-h" || command === "help") {
     (command ? io.out : io.err)(HELP);
     return command ? 0 : 2;

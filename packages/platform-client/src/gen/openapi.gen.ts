@@ -1114,7 +1114,7 @@ export const openapiDocument: Record<string, unknown> = {
         ],
         "operationId": "updateSandboxNetwork",
         "summary": "Replace a sandbox's network configuration",
-        "description": "Replaces the egress configuration of a running sandbox; omitted fields\nare cleared. Parts this server does not support yet are refused with 400.\n",
+        "description": "Replaces the egress configuration of a running sandbox, atomically; omitted\nfields are cleared. New connections follow it at once; open ones keep going.\n`rules` and `egressProxy` are refused with 400 (not supported by this server).\n",
         "requestBody": {
           "required": true,
           "content": {
@@ -1140,6 +1140,75 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/sandboxes/{sandboxID}/network/decisions": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/sandboxID"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Sandboxes"
+        ],
+        "operationId": "getSandboxNetworkDecisions",
+        "summary": "A sandbox's egress decision log",
+        "description": "Extension of this platform: the newest egress decisions about a sandbox's traffic\n(up to 1000 are kept per sandbox, oldest first): connections and DNS lookups, what\nthey were for and which rule allowed or denied them. The firewall reports up to 50\nnew connections per second per sandbox; beyond that the log is a sample. Read on from\n`next` to follow it.\n",
+        "parameters": [
+          {
+            "name": "after",
+            "in": "query",
+            "description": "Only decisions after this cursor (a `seq`, or the `next` of an earlier answer).",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "format": "int64",
+              "minimum": 0,
+              "default": 0
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "description": "Maximum number of decisions.",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "format": "int32",
+              "minimum": 1,
+              "maximum": 1000,
+              "default": 100
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Decisions, oldest first.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/SandboxNetworkDecisions"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
           },
           "429": {
             "$ref": "#/components/responses/TooManyRequests"
@@ -2798,14 +2867,14 @@ export const openapiDocument: Record<string, unknown> = {
         "properties": {
           "allowOut": {
             "type": "array",
-            "description": "Allowed egress destinations (CIDR, IP or domain, `*.` wildcards allowed). Takes precedence over `denyOut`.",
+            "description": "Allowed egress destinations: IPs, CIDRs, domains, `*.` wildcards (subdomains at any depth, not the apex) and `*`.\nAn allow beats a deny; what neither list names goes out. Domains need everything else denied\n(`denyOut: [\"0.0.0.0/0\"]` or `allow_internet_access: false`) and apply to every TCP port (TLS SNI,\nHTTP Host, or the name the sandbox resolved the address from); the platform's DNS then answers only\nallowed names. Private, loopback, link-local and CGNAT addresses stay denied whatever is listed.\n",
             "items": {
               "type": "string"
             }
           },
           "denyOut": {
             "type": "array",
-            "description": "Denied egress destinations (CIDR or IP).",
+            "description": "Denied egress destinations (IPs and CIDRs, `0.0.0.0/0` for everything), on every protocol; refused at once (TCP reset, ICMP).",
             "items": {
               "type": "string"
             }
@@ -2839,6 +2908,82 @@ export const openapiDocument: Record<string, unknown> = {
                 "$ref": "#/components/schemas/SandboxNetworkRule"
               }
             }
+          }
+        }
+      },
+      "SandboxNetworkDecisions": {
+        "type": "object",
+        "description": "Extension of this platform. A page of a sandbox's egress decision log.",
+        "required": [
+          "decisions",
+          "next"
+        ],
+        "properties": {
+          "decisions": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/SandboxNetworkDecision"
+            }
+          },
+          "next": {
+            "type": "integer",
+            "format": "int64",
+            "description": "The cursor to read on from (`after`); the same as sent when nothing is new."
+          }
+        }
+      },
+      "SandboxNetworkDecision": {
+        "type": "object",
+        "description": "Extension of this platform. One egress decision about a sandbox's traffic.",
+        "required": [
+          "seq",
+          "time",
+          "protocol",
+          "verdict",
+          "rule"
+        ],
+        "properties": {
+          "seq": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "time": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "protocol": {
+            "type": "string",
+            "enum": [
+              "tcp",
+              "udp",
+              "icmp",
+              "dns",
+              "other"
+            ],
+            "description": "`dns` for a name lookup through the platform's resolver, else the connection's protocol."
+          },
+          "destination": {
+            "type": "string",
+            "description": "The address the sandbox sent to (absent for DNS)."
+          },
+          "name": {
+            "type": "string",
+            "description": "The host name asked for (DNS), named by the connection (TLS SNI, HTTP Host) or resolved for its address before."
+          },
+          "port": {
+            "type": "integer",
+            "format": "int32"
+          },
+          "verdict": {
+            "type": "string",
+            "enum": [
+              "allowed",
+              "denied"
+            ]
+          },
+          "rule": {
+            "type": "string",
+            "description": "What decided, e.g. `allowOut 198.51.100.0/24`, `allowOut *.example.com`, `denyOut 0.0.0.0/0`, `private range (always denied)`, `default (not denied)`."
           }
         }
       },

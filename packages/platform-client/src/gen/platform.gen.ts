@@ -236,10 +236,38 @@ export interface paths {
         get?: never;
         /**
          * Replace a sandbox's network configuration
-         * @description Replaces the egress configuration of a running sandbox; omitted fields
-         *     are cleared. Parts this server does not support yet are refused with 400.
+         * @description Replaces the egress configuration of a running sandbox, atomically; omitted
+         *     fields are cleared. New connections follow it at once; open ones keep going.
+         *     `rules` and `egressProxy` are refused with 400 (not supported by this server).
          */
         put: operations["updateSandboxNetwork"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandboxes/{sandboxID}/network/decisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the sandbox. */
+                sandboxID: components["parameters"]["sandboxID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A sandbox's egress decision log
+         * @description Extension of this platform: the newest egress decisions about a sandbox's traffic
+         *     (up to 1000 are kept per sandbox, oldest first): connections and DNS lookups, what
+         *     they were for and which rule allowed or denied them. The firewall reports up to 50
+         *     new connections per second per sandbox; beyond that the log is a sample. Read on from
+         *     `next` to follow it.
+         */
+        get: operations["getSandboxNetworkDecisions"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -1282,14 +1310,20 @@ export interface components {
         };
         /** @description Network settings of a sandbox. This server may refuse (400) parts it does not support yet. */
         SandboxNetworkConfig: {
-            /** @description Allowed egress destinations (CIDR, IP or domain, `*.` wildcards allowed). Takes precedence over `denyOut`. */
+            /**
+             * @description Allowed egress destinations: IPs, CIDRs, domains, `*.` wildcards (subdomains at any depth, not the apex) and `*`.
+             *     An allow beats a deny; what neither list names goes out. Domains need everything else denied
+             *     (`denyOut: ["0.0.0.0/0"]` or `allow_internet_access: false`) and apply to every TCP port (TLS SNI,
+             *     HTTP Host, or the name the sandbox resolved the address from); the platform's DNS then answers only
+             *     allowed names. Private, loopback, link-local and CGNAT addresses stay denied whatever is listed.
+             */
             allowOut?: string[];
             /**
              * @description When false, the sandbox's URLs need the `trafficAccessToken`.
              * @default true
              */
             allowPublicTraffic?: boolean;
-            /** @description Denied egress destinations (CIDR or IP). */
+            /** @description Denied egress destinations (IPs and CIDRs, `0.0.0.0/0` for everything), on every protocol; refused at once (TCP reset, ICMP). */
             denyOut?: string[];
             egressProxy?: components["schemas"]["SandboxEgressProxyConfig"];
             /** @description Ports inside the sandbox that serve HTTPS rather than plain HTTP. */
@@ -1300,6 +1334,37 @@ export interface components {
             rules?: {
                 [key: string]: components["schemas"]["SandboxNetworkRule"][];
             };
+        };
+        /** @description Extension of this platform. One egress decision about a sandbox's traffic. */
+        SandboxNetworkDecision: {
+            /** @description The address the sandbox sent to (absent for DNS). */
+            destination?: string;
+            /** @description The host name asked for (DNS), named by the connection (TLS SNI, HTTP Host) or resolved for its address before. */
+            name?: string;
+            /** Format: int32 */
+            port?: number;
+            /**
+             * @description `dns` for a name lookup through the platform's resolver, else the connection's protocol.
+             * @enum {string}
+             */
+            protocol: "tcp" | "udp" | "icmp" | "dns" | "other";
+            /** @description What decided, e.g. `allowOut 198.51.100.0/24`, `allowOut *.example.com`, `denyOut 0.0.0.0/0`, `private range (always denied)`, `default (not denied)`. */
+            rule: string;
+            /** Format: int64 */
+            seq: number;
+            /** Format: date-time */
+            time: string;
+            /** @enum {string} */
+            verdict: "allowed" | "denied";
+        };
+        /** @description Extension of this platform. A page of a sandbox's egress decision log. */
+        SandboxNetworkDecisions: {
+            decisions: components["schemas"]["SandboxNetworkDecision"][];
+            /**
+             * Format: int64
+             * @description The cursor to read on from (`after`); the same as sent when nothing is new.
+             */
+            next: number;
         };
         /** @description Rule applied to outbound requests to a matching domain. */
         SandboxNetworkRule: {
@@ -2225,6 +2290,39 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getSandboxNetworkDecisions: {
+        parameters: {
+            query?: {
+                /** @description Only decisions after this cursor (a `seq`, or the `next` of an earlier answer). */
+                after?: number;
+                /** @description Maximum number of decisions. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the sandbox. */
+                sandboxID: components["parameters"]["sandboxID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Decisions, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxNetworkDecisions"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

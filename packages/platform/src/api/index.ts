@@ -12,6 +12,7 @@ import { OpenApiRouter } from "./openapi.js";
 import { keyRoutes } from "./routes/keys.js";
 import { sandboxLogsRoutes } from "./routes/sandbox-logs.js";
 import { sandboxMetricsRoutes } from "./routes/sandbox-metrics.js";
+import { type NetworkDecision, sandboxNetworkRoutes } from "./routes/sandbox-network.js";
 import { sandboxRoutes } from "./routes/sandboxes.js";
 import { snapshotRoutes } from "./routes/snapshots.js";
 import { templateRoutes } from "./routes/templates.js";
@@ -32,6 +33,8 @@ export interface ApiOptions {
   availableRuntimes: RuntimeName[];
   /** Path of a sandbox's console log. */
   consoleLog(sandboxId: string): string;
+  /** A sandbox's egress decisions after a cursor (the decision log). */
+  networkDecisions(sandboxId: string, after: number, limit: number): NetworkDecision[];
   /** Lets go of the warm pools of a template (its layers go, or its pool bounds changed). */
   dropWarmPools(templateId: string): Promise<void>;
   observeRequest?(op: string, status: number, seconds: number): void;
@@ -55,6 +58,7 @@ export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResp
     }),
     ...sandboxMetricsRoutes({ store: o.store, sampler: o.sampler }),
     ...sandboxLogsRoutes({ store: o.store, consoleLog: o.consoleLog }),
+    ...sandboxNetworkRoutes({ store: o.store, decisions: o.networkDecisions }),
     ...templateRoutes({
       ...o.builds,
       store: o.store,

@@ -1,3 +1,5 @@
+import type { EgressPolicy, IngressPolicy } from "./network.js";
+
 /** Where a sandbox runs: gVisor (`runsc`, the default) or `runc`. */
 export type RuntimeName = "runc" | "runsc";
 
@@ -32,7 +34,10 @@ export interface Sandbox {
   /** The template's environment with the create's on top. */
   envVars: Record<string, string>;
   envdAccessToken: string;
-  allowInternet: boolean;
+  egress: EgressPolicy;
+  ingress: IngressPolicy;
+  /** Needed on the sandbox's URLs (all ports but envd's) when `ingress.allowPublicTraffic` is false. */
+  trafficAccessToken?: string;
   /** On timeout: pause instead of kill. */
   autoPause: boolean;
   /** Traffic through the proxy resumes it when paused. */

@@ -11,9 +11,22 @@ export interface Upstream {
   port: number;
 }
 
+/** Per-client policy: which names a sandbox may have resolved, and what it was told. */
+export interface DnsGate {
+  /** Whether this client may resolve this name (the gate logs its own decision). */
+  admit(clientIp: string, name: string): boolean;
+  /** The IPv4 answers a client got for an admitted name. */
+  answered(
+    clientIp: string,
+    name: string,
+    addresses: Array<{ ip: string; ttlSeconds: number }>,
+  ): Promise<void>;
+}
+
 export interface DnsForwarderOptions {
   upstreams: readonly Upstream[];
   log: Logger;
+  gate?: DnsGate;
   /** How long one upstream may take before the next is asked. Default 2000. */
   timeoutMs?: number;
 }
@@ -90,7 +103,7 @@ export class DnsForwarder {
         continue;
       }
       udp.on("message", (msg, rinfo) => {
-        void this.answer(msg, "udp").then((reply) => {
+        void this.answer(msg, "udp", rinfo.address).then((reply) => {
           if (reply) udp.send(reply, rinfo.port, rinfo.address);
         });
       });
@@ -111,8 +124,25 @@ export class DnsForwarder {
     await new Promise<void>((resolve) => (this.tcp ? this.tcp.close(() => resolve()) : resolve()));
   }
 
+  /**
+   * IPv4 addresses of a name, asked of the upstreams (for the egress proxy, which dials allowed
+   * names itself). Rejects when no upstream answers or the name has none.
+   */
+  async resolve4(name: string): Promise<string[]> {
+    const query = dnsPacket.encode({
+      type: "query",
+      id: 0,
+      flags: dnsPacket.RECURSION_DESIRED,
+      questions: [{ type: "A", name }],
+    });
+    const reply = await this.forward(query, "udp");
+    const answers = aRecords(dnsPacket.decode(reply));
+    if (answers.length === 0) throw new Error(`${name} has no IPv4 address`);
+    return answers.map((a) => a.ip);
+  }
+
   /** The reply to one query, or undefined for what is not a DNS query at all (dropped). */
-  private async answer(query: Buffer, via: "udp" | "tcp"): Promise<Buffer | undefined> {
+  private async answer(query: Buffer, via: "udp" | "tcp", client: string): Promise<Buffer | undefined> {
     let packet: dnsPacket.Packet;
     try {
       packet = dnsPacket.decode(query);
@@ -120,7 +150,26 @@ export class DnsForwarder {
       return undefined;
     }
     if (packet.type !== "query") return undefined;
+    const gate = this.o.gate;
+    const names = (packet.questions ?? []).map((q) => q.name);
+    if (gate && !names.every((name) => gate.admit(client, name))) return errorReply(packet, "REFUSED");
     if (this.o.upstreams.length === 0) return errorReply(packet, "REFUSED");
+    try {
+      const reply = await this.forward(query, via);
+      if (gate && names.length === 1) {
+        const addresses = aRecords(dnsPacket.decode(reply));
+        // before the answer goes out: the sandbox may connect the moment it has it
+        if (addresses.length > 0) await gate.answered(client, names[0]!, addresses);
+      }
+      return reply;
+    } catch {
+      return errorReply(packet, "SERVFAIL");
+    }
+  }
+
+  /** The first upstream answer to a query; rejects when none answers. */
+  private async forward(query: Buffer, via: "udp" | "tcp"): Promise<Buffer> {
+    if (this.o.upstreams.length === 0) throw new Error("no DNS upstream is configured");
     for (const upstream of this.o.upstreams) {
       try {
         return await (via === "udp" ? this.viaUdp(query, upstream) : this.viaTcp(query, upstream));
@@ -134,7 +183,7 @@ export class DnsForwarder {
         );
       }
     }
-    return errorReply(packet, "SERVFAIL");
+    throw new Error("no DNS upstream answered");
   }
 
   private viaUdp(query: Buffer, upstream: Upstream): Promise<Buffer> {
@@ -214,7 +263,7 @@ export class DnsForwarder {
     let queue = Promise.resolve();
     readFrames(socket, (query) => {
       queue = queue.then(async () => {
-        const reply = await this.answer(query, "tcp");
+        const reply = await this.answer(query, "tcp", socket.remoteAddress?.replace(/^::ffff:/, "") ?? "");
         if (reply && !socket.destroyed) socket.write(frame(reply));
         else if (!reply) socket.destroy();
       });
@@ -253,4 +302,11 @@ function errorReply(query: dnsPacket.Packet, rcode: keyof typeof RCODE): Buffer 
     flags: ((query.flags ?? 0) & dnsPacket.RECURSION_DESIRED) | dnsPacket.RECURSION_AVAILABLE | RCODE[rcode],
     questions: query.questions,
   });
+}
+
+/** The A records of an answer, with their TTLs (a CNAME chain's end included). */
+function aRecords(reply: dnsPacket.Packet): Array<{ ip: string; ttlSeconds: number }> {
+  return (reply.answers ?? [])
+    .filter((a): a is dnsPacket.StringAnswer => a.type === "A")
+    .map((a) => ({ ip: a.data, ttlSeconds: a.ttl ?? 0 }));
 }

@@ -1,7 +1,9 @@
 import { access, readdir } from "node:fs/promises";
 import { CommandError, command } from "../lib/command.js";
+import type { EgressPolicy } from "../model/network.js";
 import { AddressPool, intToIp, ipToInt, type SlotAddresses } from "./address-pool.js";
-import { Firewall } from "./firewall.js";
+import { type EgressRules, egressRules, OPEN_RULES } from "./egress-rules.js";
+import { Firewall, type FirewallEntry, type FirewallPorts } from "./firewall.js";
 
 export interface NetworkManagerOptions {
   /**
@@ -29,7 +31,13 @@ export interface SandboxNetwork extends SlotAddresses {
 }
 
 export interface CreateNetworkOptions {
-  internet: boolean;
+  egress: EgressPolicy;
+}
+
+/** A sandbox's egress as the DNS service and the egress proxy look it up, by its address. */
+export interface SandboxEgress {
+  id: string;
+  rules: EgressRules;
 }
 
 const NETNS_DIR = "/run/netns";
@@ -44,6 +52,10 @@ export class NetworkManager {
   readonly prefix: string;
   readonly pool: AddressPool;
   readonly firewall: Firewall;
+  /** Internal ranges the operator opened to sandboxes, canonical. */
+  readonly allowInternal: readonly string[];
+  /** Called when a sandbox's network is gone, for what is kept about it elsewhere (its decision log). */
+  onRemoved?: (id: string) => void;
   /** Slots handed out by create() calls still in flight. */
   private readonly reserved = new Set<number>();
   /**
@@ -51,6 +63,12 @@ export class NetworkManager {
    * by create and destroy, so neither asks the kernel (an `ip` process) every time.
    */
   private known: Promise<Map<string, SandboxNetwork>> | undefined;
+  /** Each sandbox's firewall entry, by sandbox id: the sets are built from these. */
+  private readonly entries = new Map<string, FirewallEntry>();
+  /** The same, by sandbox address, for the DNS service and the egress proxy. */
+  private readonly byAddress = new Map<string, SandboxEgress>();
+  /** Addresses put in the firewall's `resolved` set, by sandbox id, to take out when it goes. */
+  private readonly resolved = new Map<string, Set<string>>();
 
   constructor(opts: NetworkManagerOptions = {}) {
     this.prefix = opts.prefix ?? "x";
@@ -58,19 +76,73 @@ export class NetworkManager {
       throw new Error(`network prefix must be 1-6 lowercase letters or digits, got "${this.prefix}"`);
     }
     this.pool = new AddressPool(opts.cidr ?? "10.200.0.0/16");
+    this.allowInternal = (opts.allowInternal ?? []).map(canonicalCidr);
     this.firewall = new Firewall({
       table: `${this.prefix}_net`,
       hostIfPrefix: `${this.prefix}h`,
-      allowInternal: (opts.allowInternal ?? []).map(canonicalCidr),
+      allowInternal: this.allowInternal,
     });
   }
 
   /**
-   * Installs the host firewall table; call once at startup, before create(). `dnsPort` is the
-   * host port of the platform's DNS service, where sandboxes' DNS queries are sent.
+   * Installs the host firewall table, with the entries of the sandboxes kept from before (see
+   * remember()); call once at startup, before create(). The ports are where the platform's DNS
+   * service and egress proxy listen.
    */
-  async init(opts: { dnsPort?: number } = {}): Promise<void> {
-    await this.firewall.install(opts.dnsPort);
+  async init(ports: FirewallPorts = {}): Promise<void> {
+    await this.firewall.install(ports, [...this.entries.values()]);
+  }
+
+  /** Records the egress of a sandbox adopted after a restart; init() puts it in the firewall. */
+  remember(net: SandboxNetwork, egress: EgressPolicy): void {
+    this.track(net, egressRules(egress));
+  }
+
+  /** The egress of the sandbox at this address, if it is one of ours. */
+  egressAt(sandboxIp: string): SandboxEgress | undefined {
+    return this.byAddress.get(sandboxIp);
+  }
+
+  /** Replaces a sandbox's egress rules: connections opened from now on follow them. */
+  async setEgress(net: SandboxNetwork, egress: EgressPolicy): Promise<void> {
+    const before = this.entries.get(net.id);
+    const entry = this.track(net, egressRules(egress));
+    await this.firewall.replace(entry, before);
+  }
+
+  /**
+   * Addresses the DNS service answered the sandbox at `sandboxIp` for an allowed name: its
+   * connections to them may be let out by name from now on, for at least `seconds`.
+   */
+  async allowResolved(sandboxIp: string, ips: readonly string[], seconds: number): Promise<void> {
+    const sandbox = this.byAddress.get(sandboxIp);
+    const entry = sandbox && this.entries.get(sandbox.id);
+    if (!sandbox || !entry || sandbox.rules.domains.length === 0) return;
+    await this.firewall.addResolved(entry.hostIf, ips, seconds);
+    let known = this.resolved.get(sandbox.id);
+    if (!known) {
+      known = new Set();
+      this.resolved.set(sandbox.id, known);
+    }
+    for (const ip of ips) known.add(ip);
+  }
+
+  private track(net: SandboxNetwork, rules: EgressRules): FirewallEntry {
+    const entry = { hostIf: net.hostIf, sandboxIp: net.sandboxIp, rules };
+    this.entries.set(net.id, entry);
+    this.byAddress.set(net.sandboxIp, { id: net.id, rules });
+    return entry;
+  }
+
+  private untrack(net: SandboxNetwork): FirewallEntry {
+    const entry = this.entries.get(net.id) ?? {
+      hostIf: net.hostIf,
+      sandboxIp: net.sandboxIp,
+      rules: OPEN_RULES,
+    };
+    this.entries.delete(net.id);
+    if (this.byAddress.get(net.sandboxIp)?.id === net.id) this.byAddress.delete(net.sandboxIp);
+    return entry;
   }
 
   private index(): Promise<Map<string, SandboxNetwork>> {
@@ -104,7 +176,7 @@ export class NetworkManager {
       });
       known.set(id, net);
       await this.prepare(net);
-      await this.firewall.setInternet(net.hostIf, net.sandboxIp, opts.internet);
+      await this.setEgress(net, opts.egress);
       return net;
     } catch (err) {
       await this.destroyParts(net);
@@ -130,13 +202,10 @@ export class NetworkManager {
     });
   }
 
-  async setInternet(net: SandboxNetwork, allowed: boolean): Promise<void> {
-    await this.firewall.setInternet(net.hostIf, net.sandboxIp, allowed);
-  }
-
-  async internetAllowed(net: SandboxNetwork): Promise<boolean> {
-    const allowed = await this.firewall.internetAllowed();
-    return allowed.some((a) => a.hostIf === net.hostIf && a.sandboxIp === net.sandboxIp);
+  /** A sandbox's entry as the kernel's firewall holds it (for checks). */
+  async firewallEntry(net: SandboxNetwork): Promise<FirewallEntry | undefined> {
+    const entry = (await this.firewall.entries()).get(net.hostIf);
+    return entry?.sandboxIp === net.sandboxIp ? entry : undefined;
   }
 
   async get(id: string): Promise<SandboxNetwork | undefined> {
@@ -201,8 +270,15 @@ export class NetworkManager {
       await ignoreMissing(command("ip", ["netns", "delete", name]));
       removed.netns.push(name);
     }
+    for (const [id, entry] of [...this.entries]) {
+      if (keep.has(id)) continue;
+      this.entries.delete(id);
+      if (this.byAddress.get(entry.sandboxIp)?.id === id) this.byAddress.delete(entry.sandboxIp);
+      await this.firewall.replace(undefined, entry).catch((err: unknown) => {
+        if (!(err instanceof CommandError)) throw err;
+      });
+    }
     if (keep.size === 0) await this.firewall.remove();
-    else await this.pruneInternetSet();
     this.known = undefined;
     return removed;
   }
@@ -237,20 +313,14 @@ export class NetworkManager {
       }),
     );
     (await this.index()).delete(net.id);
-    await this.firewall.setInternet(net.hostIf, net.sandboxIp, false).catch((err: unknown) => {
+    this.onRemoved?.(net.id);
+    const resolved = [...(this.resolved.get(net.id) ?? [])];
+    this.resolved.delete(net.id);
+    await this.firewall.removeResolved(net.hostIf, resolved).catch(() => undefined);
+    await this.firewall.replace(undefined, this.untrack(net)).catch((err: unknown) => {
       // no table (swept already) means no entry either
       if (!(err instanceof CommandError)) throw err;
     });
-  }
-
-  /** Drops internet entries whose veth no longer exists. */
-  private async pruneInternetSet(): Promise<void> {
-    if ((await this.firewall.describe()) === null) return;
-    const live = new Set((await this.list()).map((n) => `${n.hostIf} ${n.sandboxIp}`));
-    for (const a of await this.firewall.internetAllowed()) {
-      if (!live.has(`${a.hostIf} ${a.sandboxIp}`))
-        await this.firewall.setInternet(a.hostIf, a.sandboxIp, false);
-    }
   }
 }
 

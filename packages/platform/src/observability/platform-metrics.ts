@@ -13,9 +13,13 @@ export interface PoolCounts {
   misses: number;
 }
 
+/** Egress decisions so far, by verdict and protocol (the decision log's totals). */
+export type EgressCounts = ReadonlyArray<{ verdict: string; protocol: string; count: number }>;
+
 export interface PlatformMetricsSources {
   store: Store;
   pool?(): PoolCounts[];
+  egress?(): EgressCounts;
 }
 
 export interface PlatformMetrics {
@@ -71,7 +75,15 @@ export function createPlatformMetrics(sources: PlatformMetricsSources): Platform
     "Creates that found a member ready (hit) or not (miss).",
     [...poolLabels, "result"],
   );
+  const egressDecisions = registry.counter(
+    "x_egress_decisions_total",
+    "Egress decisions about sandboxes' traffic (the decision log's), by verdict and protocol (dns: name lookups).",
+    ["verdict", "protocol"],
+  );
   registry.onCollect(async () => {
+    for (const e of sources.egress?.() ?? []) {
+      egressDecisions.set({ verdict: e.verdict, protocol: e.protocol }, e.count);
+    }
     const counts = await sources.store.sandboxes.countByState();
     for (const state of SANDBOX_STATES) sandboxes.set({ state }, counts[state] ?? 0);
     const pools = sources.pool?.() ?? [];

@@ -21,6 +21,7 @@ export async function adoptSandboxes(ctx: OrchestratorContext): Promise<void> {
         await ctx.host.thaw(sandbox);
         status = await ctx.host.status(sandbox);
       }
+      if (status === "running" || status === "paused") await ctx.host.rememberEgress(id, sandbox.egress);
       if (sandbox.state === "running" && status === "running") {
         const address = await ctx.host.address(id);
         if (address) ctx.live.serve(id, address, sandbox.envdAccessToken);

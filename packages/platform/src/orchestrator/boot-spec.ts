@@ -1,4 +1,5 @@
 import path from "node:path";
+import { OPEN_EGRESS } from "../model/network.js";
 import type { RuntimeName, Sandbox } from "../model/sandbox.js";
 import { type Build, runtimeSpecOf } from "../model/template.js";
 import type { BootSpec } from "../sandbox/sandbox-host.js";
@@ -19,8 +20,8 @@ export function buildBootSpec(
     cpuCount: build.cpuCount,
     memoryMB: build.memoryMB,
     diskSizeMB: build.diskSizeMB,
-    // on by default as in a create; a claim that wants it off turns it off
-    internet: true,
+    // open as in a create; the sandbox that claims it applies its own policy
+    egress: OPEN_EGRESS,
     envdAccessToken: accessToken,
     defaultUser: spec.user,
     defaultWorkdir: spec.workdir,
@@ -34,6 +35,6 @@ export function sandboxBootSpec(dataDir: string, sandbox: Sandbox, build: Build)
     cpuCount: sandbox.cpuCount,
     memoryMB: sandbox.memoryMB,
     diskSizeMB: sandbox.diskSizeMB,
-    internet: sandbox.allowInternet,
+    egress: sandbox.egress,
   };
 }

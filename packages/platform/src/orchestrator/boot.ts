@@ -1,5 +1,6 @@
 import path from "node:path";
 import { initEnvd } from "../agent/init.js";
+import { isOpenEgress } from "../model/network.js";
 import type { Sandbox } from "../model/sandbox.js";
 import type { Build, MemoryImage } from "../model/template.js";
 import { sandboxBootSpec } from "./boot-spec.js";
@@ -90,7 +91,7 @@ async function restoreSnapshot(
  */
 async function handOver(ctx: OrchestratorContext, member: PoolMember, sandbox: Sandbox): Promise<string> {
   try {
-    if (!sandbox.allowInternet) await ctx.host.setInternet(sandbox.id, false);
+    if (!isOpenEgress(sandbox.egress)) await ctx.host.setEgress(sandbox.id, sandbox.egress);
     await initSandbox(sandbox, member.address, member.accessToken);
     return member.address;
   } catch (err) {

@@ -3,6 +3,7 @@ import { newSandboxId, newSecret, nowIso } from "../lib/ids.js";
 import { KeyedLock } from "../lib/keyed-lock.js";
 import { spans } from "../lib/spans.js";
 import { quotaExceeded } from "../model/errors.js";
+import type { EgressPolicy, IngressPolicy } from "../model/network.js";
 import type { RuntimeName, Sandbox } from "../model/sandbox.js";
 import type { Team } from "../model/team.js";
 import { type Build, memoryImageOf, runtimeSpecOf, type Template } from "../model/template.js";
@@ -18,7 +19,8 @@ export interface CreateSandboxRequest {
   timeoutSeconds: number;
   metadata: Record<string, string>;
   envVars: Record<string, string>;
-  allowInternet: boolean;
+  egress: EgressPolicy;
+  ingress: IngressPolicy;
   autoPause: boolean;
   autoResume: boolean;
   runtime?: RuntimeName;
@@ -91,7 +93,8 @@ export async function createSandbox(
       metadata: req.metadata,
       envVars: { ...runtimeSpecOf(req.build).envVars, ...req.envVars },
       envdAccessToken: newSecret(),
-      allowInternet: req.allowInternet,
+      egress: req.egress,
+      ingress: req.ingress,
       autoPause: req.autoPause,
       autoResume: req.autoResume,
     };

@@ -1,6 +1,7 @@
 import { nowIso } from "../lib/ids.js";
 import { KeyedLock } from "../lib/keyed-lock.js";
 import { conflict } from "../model/errors.js";
+import type { EgressPolicy } from "../model/network.js";
 import type { PauseKind, RuntimeName, Sandbox } from "../model/sandbox.js";
 import type { Build, Template } from "../model/template.js";
 import { adoptSandboxes } from "./adopt.js";
@@ -119,19 +120,19 @@ export class Orchestrator {
     });
   }
 
-  /** Turns outbound internet on or off for a running sandbox: at once, and for every later boot. */
-  setInternet(id: string, allowed: boolean): Promise<void> {
+  /** Replaces a running sandbox's egress policy: at once, and for every later boot. */
+  setEgress(id: string, egress: EgressPolicy): Promise<void> {
     return this.ctx.lock.run(id, async () => {
       const sandbox = await liveSandbox(this.ctx, id);
       if (sandbox.state !== "running") {
         throw conflict(`sandbox ${id} is ${sandbox.state}: resume it before changing its network`);
       }
-      await this.ctx.host.setInternet(id, allowed);
-      await this.ctx.store.sandboxes.update(id, { allowInternet: allowed });
+      await this.ctx.host.setEgress(id, egress);
+      await this.ctx.store.sandboxes.update(id, { egress });
       await this.ctx.store.events.record("sandbox.network_updated", {
         teamId: sandbox.teamId,
         sandboxId: id,
-        data: { internet: allowed },
+        data: { egress },
       });
     });
   }

@@ -4,6 +4,7 @@ import { ENVD_PORT } from "@x/envd-client";
 import { waitForEnvd, waitForEnvdQuiet } from "../agent/health.js";
 import type { Logger } from "../lib/log.js";
 import { spans } from "../lib/spans.js";
+import type { EgressPolicy } from "../model/network.js";
 import type { NetworkManager, SandboxNetwork } from "../network/network-manager.js";
 import { ensureDiskImage, mountDisk, type SandboxDisk, unmountDisk } from "../rootfs/disk.js";
 import { isOverlayMounted, mountOverlay, unmountOverlay } from "../rootfs/overlay.js";
@@ -36,7 +37,8 @@ export interface BootSpec {
   memoryMB: number;
   /** Caps the writable layer (its own loop-mounted disk); uncapped, on the data dir's disk, when unset. */
   diskSizeMB?: number;
-  internet: boolean;
+  /** What the sandbox may reach (its create's or last update's policy). */
+  egress: EgressPolicy;
   envdAccessToken: string;
   defaultUser: string;
   defaultWorkdir?: string;
@@ -127,7 +129,7 @@ export class SandboxHost {
   /** A fresh network namespace (gVisor consumes its addresses on every start). */
   private async freshNetwork(spec: BootSpec): Promise<SandboxNetwork> {
     await this.o.network.destroy(spec.id);
-    return this.o.network.create(spec.id, { internet: spec.internet });
+    return this.o.network.create(spec.id, { egress: spec.egress });
   }
 
   /** The sandbox's own disk (when capped) and the overlay of its layers on top of it. */
@@ -379,10 +381,16 @@ export class SandboxHost {
     await rm(this.paths(spec.id).dir, { recursive: true, force: true });
   }
 
-  /** Turns outbound internet on or off for a sandbox that has a network (running or frozen). */
-  async setInternet(id: string, allowed: boolean): Promise<void> {
+  /** Replaces the egress policy of a sandbox that has a network (running or frozen). */
+  async setEgress(id: string, egress: EgressPolicy): Promise<void> {
     const net = await this.o.network.get(id);
-    if (net) await this.o.network.setInternet(net, allowed);
+    if (net) await this.o.network.setEgress(net, egress);
+  }
+
+  /** After a restart: the egress of a sandbox kept running, for the firewall the platform installs. */
+  async rememberEgress(id: string, egress: EgressPolicy): Promise<void> {
+    const net = await this.o.network.get(id);
+    if (net) this.o.network.remember(net, egress);
   }
 
   async address(id: string): Promise<string | undefined> {

@@ -1,4 +1,4 @@
-import type { Kysely, Migration, MigrationProvider } from "kysely";
+import { type Kysely, type Migration, type MigrationProvider, sql } from "kysely";
 
 /**
  * One set of migrations for both dialects: only portable column types (text, integer) and
@@ -161,6 +161,18 @@ const migrations: Record<string, Migration> = {
   "0004-sandbox-reason": {
     async up(db: Kysely<unknown>) {
       await db.schema.alterTable("sandboxes").addColumn("reason", "text").execute();
+    },
+  },
+  "0005-sandbox-network": {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable("sandboxes").addColumn("egress", "text").execute();
+      await db.schema.alterTable("sandboxes").addColumn("ingress", "text").execute();
+      await db.schema.alterTable("sandboxes").addColumn("traffic_access_token", "text").execute();
+      // internet off was the only policy there was: it becomes allow_internet_access false
+      await sql`update sandboxes set egress = ${JSON.stringify({ allowInternetAccess: false, allowOut: [], denyOut: [] })} where allow_internet = 0`.execute(
+        db,
+      );
+      await db.schema.alterTable("sandboxes").dropColumn("allow_internet").execute();
     },
   },
 };

@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { type EgressPolicy, type IngressPolicy, OPEN_EGRESS, PUBLIC_INGRESS } from "../model/network.js";
 import type { PauseKind, Sandbox, SandboxState } from "../model/sandbox.js";
 import { afterCursor, type KeysetCursor } from "./paging.js";
 import type { Database, SandboxesTable } from "./schema.js";
@@ -24,7 +25,7 @@ export interface SandboxChanges {
   /** null clears it (on resume). */
   pauseKind?: PauseKind | null;
   endAt?: string;
-  allowInternet?: boolean;
+  egress?: EgressPolicy;
   killedAt?: string;
   reason?: string | null;
 }
@@ -47,7 +48,9 @@ function decode(row: SandboxesTable): Sandbox {
     metadata: JSON.parse(row.metadata) as Record<string, string>,
     envVars: JSON.parse(row.env_vars) as Record<string, string>,
     envdAccessToken: row.envd_access_token,
-    allowInternet: row.allow_internet === 1,
+    egress: row.egress ? (JSON.parse(row.egress) as EgressPolicy) : OPEN_EGRESS,
+    ingress: row.ingress ? (JSON.parse(row.ingress) as IngressPolicy) : PUBLIC_INGRESS,
+    ...(row.traffic_access_token ? { trafficAccessToken: row.traffic_access_token } : {}),
     autoPause: row.auto_pause === 1,
     autoResume: row.auto_resume === 1,
     ...(row.killed_at ? { killedAt: row.killed_at } : {}),
@@ -73,7 +76,9 @@ function encode(s: Sandbox): SandboxesTable {
     metadata: JSON.stringify(s.metadata),
     env_vars: JSON.stringify(s.envVars),
     envd_access_token: s.envdAccessToken,
-    allow_internet: s.allowInternet ? 1 : 0,
+    egress: JSON.stringify(s.egress),
+    ingress: JSON.stringify(s.ingress),
+    traffic_access_token: s.trafficAccessToken ?? null,
     auto_pause: s.autoPause ? 1 : 0,
     auto_resume: s.autoResume ? 1 : 0,
     killed_at: s.killedAt ?? null,
@@ -86,7 +91,7 @@ function encodeChanges(c: SandboxChanges): Partial<SandboxesTable> {
     ...(c.state !== undefined ? { state: c.state } : {}),
     ...(c.pauseKind !== undefined ? { pause_kind: c.pauseKind } : {}),
     ...(c.endAt !== undefined ? { end_at: c.endAt } : {}),
-    ...(c.allowInternet !== undefined ? { allow_internet: c.allowInternet ? 1 : 0 } : {}),
+    ...(c.egress !== undefined ? { egress: JSON.stringify(c.egress) } : {}),
     ...(c.killedAt !== undefined ? { killed_at: c.killedAt } : {}),
     ...(c.reason !== undefined ? { reason: c.reason } : {}),
   };

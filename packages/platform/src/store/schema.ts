@@ -112,7 +112,11 @@ export interface SandboxesTable {
   /** JSON object of string values. */
   env_vars: string;
   envd_access_token: string;
-  allow_internet: number;
+  /** JSON EgressPolicy; null: open. */
+  egress: string | null;
+  /** JSON IngressPolicy; null: public. */
+  ingress: string | null;
+  traffic_access_token: string | null;
   auto_pause: number;
   auto_resume: number;
   killed_at: string | null;

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { runCommand } from "../agent/commands.js";
 import type { EnvdTarget } from "../agent/envd-http.js";
 import { newSecret } from "../lib/ids.js";
+import { OPEN_EGRESS } from "../model/network.js";
 import type { RuntimeName } from "../model/sandbox.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
 
@@ -37,7 +38,7 @@ export async function withBuildSandbox<T>(
       lowers: spec.lowers,
       cpuCount: spec.cpuCount,
       memoryMB: spec.memoryMB,
-      internet: true,
+      egress: OPEN_EGRESS,
       envdAccessToken: target.accessToken,
       defaultUser: spec.user,
       defaultWorkdir: spec.workdir,

@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { command } from "../../src/lib/command.js";
 
@@ -7,7 +9,8 @@ import { command } from "../../src/lib/command.js";
  * host, holding public TEST-NET-2 addresses (198.51.100.0/24; never TEST-NET-1 or -3, which
  * this machine's own network uses) and private, CGNAT and link-local addresses that stand for
  * an operator's internal network. Servers inside (see fixtures/fake-internet-server.cjs)
- * answer HTTP on 80, a line on TCP 2222 and DNS on 53, and log every connection. Tests send
+ * answer HTTP on 80, HTTPS on 443 (self-signed), a line on TCP 2222, UDP echo on 7777 and DNS
+ * on 53, and log every connection. Tests send
  * traffic only here and to loopback.
  *
  * `slot` (0-3) keeps test files apart: each gets its own /26 of public addresses and its own
@@ -18,6 +21,7 @@ export class FakeInternet {
   readonly hostIf: string;
   private readonly base: number;
   private server?: ChildProcess;
+  private certDir?: string;
   private readonly routes: string[];
 
   constructor(
@@ -100,10 +104,31 @@ export class FakeInternet {
         ...[...inside, ...Object.values(this.privateNets())].map((ip) => `addr add ${ip}/32 dev lo`),
       ].join("\n"),
     });
+    // a self-signed certificate for the HTTPS server (clients inside use -k: it is SNI that matters)
+    this.certDir = mkdtempSync(path.join(os.tmpdir(), `${this.name}-fi-`));
+    await command("openssl", [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-days",
+      "2",
+      "-subj",
+      "/CN=fake-internet",
+      "-keyout",
+      path.join(this.certDir, "key.pem"),
+      "-out",
+      path.join(this.certDir, "cert.pem"),
+    ]);
     const args = JSON.stringify({
       zone: this.zone,
       dnsIp: this.dnsIp,
       dnsPacket: require.resolve("dns-packet"),
+      certDir: this.certDir,
+      publicIps: inside,
     });
     const script = path.resolve(__dirname, "../fixtures/fake-internet-server.cjs");
     this.server = spawn("ip", ["netns", "exec", this.netns, process.execPath, script, args], {
@@ -138,5 +163,6 @@ export class FakeInternet {
       .catch(() => undefined);
     await command("ip", ["link", "delete", this.hostIf]).catch(() => undefined);
     await command("ip", ["netns", "delete", this.netns]).catch(() => undefined);
+    if (this.certDir) rmSync(this.certDir, { recursive: true, force: true });
   }
 }

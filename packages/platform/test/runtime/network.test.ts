@@ -3,7 +3,8 @@ import { createServer, type Server } from "node:http";
 import path from "node:path";
 import { command } from "../../src/lib/command.js";
 import { silentLogger } from "../../src/lib/log.js";
-import { DnsForwarder } from "../../src/network/dns-forwarder.js";
+import { type EgressPolicy, OPEN_EGRESS } from "../../src/model/network.js";
+import { EgressServices } from "../../src/network/egress.js";
 import { ALWAYS_DENIED_IPV4 } from "../../src/network/firewall.js";
 import { createNetworkManager, type SandboxNetwork } from "../../src/network/network-manager.js";
 import { FakeInternet } from "../helpers/fake-internet.js";
@@ -25,7 +26,15 @@ const network = createNetworkManager({
   cidr: "10.252.0.0/16",
   allowInternal: [`${OPENED.split(".").slice(0, 3).join(".")}.0/24`],
 });
-const dns = new DnsForwarder({ upstreams: [{ host: outside.dnsIp, port: 53 }], log: silentLogger });
+const egress = new EgressServices({
+  network,
+  upstreams: [{ host: outside.dnsIp, port: 53 }],
+  log: silentLogger,
+});
+const OFF: EgressPolicy = { allowInternetAccess: false, allowOut: [], denyOut: [] };
+/** Whether the kernel's firewall holds this sandbox with everything denied. */
+const offline = async (net: SandboxNetwork) =>
+  (await network.firewallEntry(net))?.rules.deny.includes("0.0.0.0/0") ?? false;
 const HOST_SERVICE_PORT = 18_081;
 const servers: ChildProcess[] = [];
 let hostService: Server;
@@ -61,7 +70,8 @@ const resolveFrom = (net: SandboxNetwork, server: string, name: string, proto: "
 
 beforeAll(async () => {
   await network.sweep();
-  await network.init({ dnsPort: await dns.listen() });
+  await network.init(await egress.start());
+  egress.watchFirewall();
   await outside.start();
   hostService = createServer((_req, res) => res.end("host service")).listen(HOST_SERVICE_PORT, "0.0.0.0");
 }, 30_000);
@@ -70,7 +80,7 @@ afterAll(async () => {
   for (const s of servers) s.kill("SIGKILL");
   hostService?.close();
   await outside.stop();
-  await dns.close();
+  await egress.close();
   await network.sweep();
 }, 30_000);
 
@@ -79,8 +89,8 @@ describe("sandbox networks", () => {
   let b: SandboxNetwork;
 
   beforeAll(async () => {
-    a = await network.create("net-a", { internet: false });
-    b = await network.create("net-b", { internet: true });
+    a = await network.create("net-a", { egress: OFF });
+    b = await network.create("net-b", { egress: OPEN_EGRESS });
     await serveIn(a);
     await serveIn(b);
   }, 30_000);
@@ -128,15 +138,16 @@ describe("sandbox networks", () => {
   test("internet is off by default, on is masqueraded, and it toggles live", async () => {
     const url = `http://${outside.publicIp(10)}/`;
     const seen = `${outside.publicIp(10)} saw ${outside.hostIp}`;
-    expect(await network.internetAllowed(a)).toBe(false);
+    expect(await offline(a)).toBe(true);
     expect(await curlFrom(a, url)).toMatchObject({ code: 7 });
     expect(await curlFrom(b, url)).toMatchObject({ code: 0, stdout: seen });
 
-    await network.setInternet(a, true);
-    await network.setInternet(a, true);
+    await network.setEgress(a, OPEN_EGRESS);
+    await network.setEgress(a, OPEN_EGRESS);
+    expect(await offline(a)).toBe(false);
     expect(await curlFrom(a, url)).toMatchObject({ code: 0, stdout: seen });
-    await network.setInternet(a, false);
-    await network.setInternet(a, false);
+    await network.setEgress(a, OFF);
+    await network.setEgress(a, OFF);
     expect(await curlFrom(a, url)).toMatchObject({ code: 7 });
   }, 30_000);
 
@@ -165,7 +176,7 @@ describe("sandbox networks", () => {
     expect(await curlFrom(a, `http://${OPENED}/`)).toMatchObject({ code: 7 });
   }, 30_000);
 
-  test("DNS to any address goes to the platform's resolver, and only with internet", async () => {
+  test("DNS to any address goes to the platform's resolver, which answers nothing without internet", async () => {
     // an address of the fake internet where nothing answers DNS: only the redirect can answer
     const nobody = outside.publicIp(40);
     expect(await resolveFrom(b, nobody, "allowed.test")).toMatchObject({
@@ -185,8 +196,8 @@ describe("sandbox networks", () => {
     const queries = (await outside.log()).filter((e) => e.kind.startsWith("dns"));
     expect(queries.length).toBeGreaterThan(0);
     expect(queries.every((q) => q.remote === outside.hostIp)).toBe(true);
-    // without internet, DNS is refused like everything else
-    expect(await resolveFrom(a, nobody, "allowed.test")).toMatchObject({ code: 2, stdout: "ECONNREFUSED\n" });
+    // without internet, the resolver refuses every name
+    expect(await resolveFrom(a, nobody, "allowed.test")).toMatchObject({ code: 1, stdout: "REFUSED\n" });
   }, 30_000);
 
   test("a restarted manager reads the allocation back from the kernel", async () => {
@@ -197,7 +208,11 @@ describe("sandbox networks", () => {
       ["net-b", 1],
     ]);
     expect(await again.get("net-b")).toEqual(b);
-    expect(await again.internetAllowed(b)).toBe(true);
+    expect(await again.firewallEntry(b)).toEqual({
+      hostIf: b.hostIf,
+      sandboxIp: b.sandboxIp,
+      rules: expect.anything(),
+    });
   });
 
   test("prepare restores addresses a runtime took away", async () => {
@@ -209,28 +224,28 @@ describe("sandbox networks", () => {
   });
 
   test("destroy removes netns, veth and rule, and the slot is reused", async () => {
-    const c = await network.create("net-c", { internet: true });
+    const c = await network.create("net-c", { egress: OPEN_EGRESS });
     expect(c.slot).toBe(2);
     await network.destroy("net-c");
     await network.destroy("net-c");
     expect(await network.get("net-c")).toBeUndefined();
     expect((await command("ip", ["netns", "list"])).includes("xn-net-c")).toBe(false);
-    expect((await network.firewall.internetAllowed()).some((e) => e.hostIf === c.hostIf)).toBe(false);
-    const d = await network.create("net-d", { internet: false });
+    expect(await network.firewallEntry(c)).toBeUndefined();
+    const d = await network.create("net-d", { egress: OFF });
     expect(d.slot).toBe(2);
     await network.destroy("net-d");
   });
 
   test("ids that cannot name a netns are refused", async () => {
-    await expect(network.create("../evil", { internet: false })).rejects.toThrow(/invalid sandbox id/);
+    await expect(network.create("../evil", { egress: OFF })).rejects.toThrow(/invalid sandbox id/);
   });
 });
 
 describe("sweep", () => {
   test("removes leftovers by prefix, keeps what it is told to, and leaves nothing else", async () => {
     await network.init();
-    const keep = await network.create("keep-me", { internet: true });
-    await network.create("gone", { internet: true });
+    const keep = await network.create("keep-me", { egress: OPEN_EGRESS });
+    await network.create("gone", { egress: OPEN_EGRESS });
     // half-made leftovers: a netns without a veth and a veth without an alias
     await command("ip", ["netns", "add", `${PREFIX}-orphan`]);
     await command("ip", ["link", "add", `${PREFIX}h999`, "type", "veth", "peer", "name", `${PREFIX}p999`]);
@@ -239,9 +254,7 @@ describe("sweep", () => {
     expect(removed.netns.sort()).toEqual([`${PREFIX}-gone`, `${PREFIX}-orphan`]);
     expect(removed.links.sort()).toEqual([`${PREFIX}h1`, `${PREFIX}h999`]);
     expect((await network.list()).map((n) => n.id)).toEqual(["keep-me"]);
-    expect(await network.firewall.internetAllowed()).toEqual([
-      { hostIf: keep.hostIf, sandboxIp: keep.sandboxIp },
-    ]);
+    expect([...(await network.firewall.entries()).keys()]).toEqual([keep.hostIf]);
 
     await network.sweep();
     expect(await network.list()).toEqual([]);

@@ -3,13 +3,14 @@ import { readFile, rm, stat } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { connect } from "node:net";
 import { join } from "node:path";
+import { OPEN_EGRESS } from "../../src/model/network.js";
 import { createNetworkManager } from "../../src/network/network-manager.js";
 import type { ContainerRuntime, RuntimeName } from "../../src/runtime/container-runtime.js";
 import { createRuntime } from "../../src/runtime/create-runtime.js";
 import { CHECKPOINT_IMAGE } from "../../src/runtime/runsc.js";
 import { FakeInternet } from "../helpers/fake-internet.js";
 import { getJson, httpGet, waitFor } from "./support/http.js";
-import { ENVD_PORT, SandboxHarness, type TestSandbox } from "./support/sandbox-harness.js";
+import { ENVD_PORT, NO_INTERNET, SandboxHarness, type TestSandbox } from "./support/sandbox-harness.js";
 import { baseImage, runDir, uniqueId } from "./support/test-env.js";
 
 // Real sandboxes under runc and gVisor with a stand-in envd (test/runtime/fixtures). Needs root,
@@ -136,7 +137,7 @@ describe.each<RuntimeName>(["runc", "runsc"])("%s sandbox", (name) => {
     // refused, not dropped: curl fails at once instead of waiting out its timeout
     const probe = `curl -sS -m 3 http://${outside.publicIp(10)}/`;
     expect(await sh(sb, probe)).toMatchObject({ code: 7, stderr: expect.stringMatching(/Couldn't connect/) });
-    await network.setInternet(sb.net, true);
+    await network.setEgress(sb.net, OPEN_EGRESS);
     try {
       // masqueraded: the outside host sees the host's address on its link, not the sandbox's
       expect(await sh(sb, probe)).toMatchObject({
@@ -144,7 +145,7 @@ describe.each<RuntimeName>(["runc", "runsc"])("%s sandbox", (name) => {
         stdout: `${outside.publicIp(10)} saw ${outside.hostIp}`,
       });
     } finally {
-      await network.setInternet(sb.net, false);
+      await network.setEgress(sb.net, NO_INTERNET);
     }
     expect((await sh(sb, probe)).code).toBe(7);
   }, 30_000);

@@ -47,7 +47,14 @@ export function presentSandboxDetail(s: Sandbox, opts: PresentOptions): Schemas[
     ...presentListedSandbox(s, opts),
     envdAccessToken: s.envdAccessToken,
     domain: opts.domain,
-    allowInternetAccess: s.allowInternet,
+    allowInternetAccess: s.egress.allowInternetAccess ?? null,
+    network: {
+      ...(s.egress.allowOut.length > 0 ? { allowOut: s.egress.allowOut } : {}),
+      ...(s.egress.denyOut.length > 0 ? { denyOut: s.egress.denyOut } : {}),
+      allowPublicTraffic: s.ingress.allowPublicTraffic,
+      ...(s.ingress.maskRequestHost !== undefined ? { maskRequestHost: s.ingress.maskRequestHost } : {}),
+      ...(s.ingress.httpsPorts.length > 0 ? { httpsPorts: s.ingress.httpsPorts } : {}),
+    },
     lifecycle: { onTimeout: s.autoPause ? "pause" : "kill", autoResume: s.autoResume },
   };
 }

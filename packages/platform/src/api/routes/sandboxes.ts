@@ -8,7 +8,8 @@ import type { Store } from "../../store/index.js";
 import type { ApiRequest, HandlersFor, ParamsOf } from "../handler.js";
 import { pageOf } from "../paging.js";
 import { ownedSandbox, teamOf } from "./access.js";
-import { internetAccess } from "./network-policy.js";
+import { egressPolicy } from "./egress-policy.js";
+import { ingressPolicy } from "./ingress-policy.js";
 import {
   type PresentOptions,
   presentListedSandbox,
@@ -100,10 +101,8 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
         "volume mounts are not supported by this server yet: create the sandbox without volumeMounts",
       );
     }
-    const allowInternet = internetAccess(
-      { ...body.network, allow_internet_access: body.allow_internet_access },
-      body.network,
-    );
+    const egress = egressPolicy({ ...body.network, allow_internet_access: body.allow_internet_access });
+    const ingress = ingressPolicy(body.network);
     if (body.runtime && !o.availableRuntimes.includes(body.runtime)) {
       throw invalid(
         `runtime ${body.runtime} is not available here (available: ${o.availableRuntimes.join(", ")})`,
@@ -135,7 +134,8 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
       timeoutSeconds: timeout,
       metadata: body.metadata ?? {},
       envVars: body.envVars ?? {},
-      allowInternet,
+      egress,
+      ingress,
       autoPause: body.autoPause ?? false,
       autoResume: body.autoResume?.enabled ?? false,
       runtime: body.runtime,
@@ -224,7 +224,7 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
     },
     updateSandboxNetwork: async (r) => {
       const sandbox = await owned(r);
-      await o.orchestrator.setInternet(sandbox.id, internetAccess(r.body));
+      await o.orchestrator.setEgress(sandbox.id, egressPolicy(r.body));
       return { status: 204 };
     },
     refreshSandbox: async (r) => {

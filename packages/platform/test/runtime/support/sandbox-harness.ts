@@ -1,10 +1,14 @@
 import { access, readdir, readFile, rm, rmdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { type EgressPolicy, OPEN_EGRESS } from "../../../src/model/network.js";
 import type { NetworkManager, SandboxNetwork } from "../../../src/network/network-manager.js";
 import { isOverlayMounted, mountOverlay, unmountOverlay } from "../../../src/rootfs/overlay.js";
 import type { ContainerRef, ContainerRuntime } from "../../../src/runtime/container-runtime.js";
 import { AGENT_ENVD_DIR, AGENT_NODE, writeBundle } from "../../../src/runtime/oci-spec.js";
 import { getJson, waitFor } from "./http.js";
+
+/** Everything denied: how the harness starts sandboxes unless told otherwise. */
+export const NO_INTERNET: EgressPolicy = { allowInternetAccess: false, allowOut: [], denyOut: [] };
 
 export const ENVD_PORT = 49983;
 export const FIXTURES = resolve(__dirname, "..", "fixtures");
@@ -48,7 +52,7 @@ export class SandboxHarness {
 
   async start(id: string, opts: StartOptions = {}): Promise<TestSandbox> {
     const dir = join(this.workDir, id);
-    const net = await this.network.create(id, { internet: opts.internet ?? false });
+    const net = await this.network.create(id, { egress: opts.internet ? OPEN_EGRESS : NO_INTERNET });
     const sb: TestSandbox = {
       id,
       ref: { id, netnsPath: net.netnsPath },
@@ -116,7 +120,7 @@ export class SandboxHarness {
     if (await exists(`/sys/class/net/${sb.net.hostIf}`)) found.push(`veth ${sb.net.hostIf}`);
     if (await isOverlayMounted(sb.rootfs)) found.push(`overlay ${sb.rootfs}`);
     if ((await this.runtime.list()).includes(sb.id)) found.push(`${this.runtime.name} container ${sb.id}`);
-    if (await this.network.internetAllowed(sb.net)) found.push(`internet rule ${sb.net.hostIf}`);
+    if (await this.network.firewallEntry(sb.net)) found.push(`firewall entry ${sb.net.hostIf}`);
     for (const c of await cgroupDirs(sb.cgroupsPath)) found.push(`cgroup ${c}`);
     return found;
   }

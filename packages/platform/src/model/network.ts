@@ -1,0 +1,32 @@
+/**
+ * A sandbox's network settings as its create (or, for egress, its last network update) gave
+ * them: stored as given and echoed by GET, so what a client reads back is what is enforced.
+ */
+
+/** What a sandbox may reach. Omitted lists are empty: with nothing denied, everything is allowed. */
+export interface EgressPolicy {
+  /** `allow_internet_access` as sent; absent when never set. false denies everything not allowed. */
+  allowInternetAccess?: boolean;
+  /** IPs, CIDRs, domains and `*.` wildcards; an allow beats a deny. */
+  allowOut: string[];
+  /** IPs and CIDRs. */
+  denyOut: string[];
+}
+
+/** How the sandbox's own URLs are served through the proxy. */
+export interface IngressPolicy {
+  /** false: every port but envd's needs the sandbox's traffic access token. */
+  allowPublicTraffic: boolean;
+  /** The Host header requests are sent upstream with; `${PORT}` stands for the port. */
+  maskRequestHost?: string;
+  /** Ports the proxy speaks TLS to. */
+  httpsPorts: number[];
+}
+
+export const OPEN_EGRESS: EgressPolicy = { allowOut: [], denyOut: [] };
+export const PUBLIC_INGRESS: IngressPolicy = { allowPublicTraffic: true, httpsPorts: [] };
+
+/** Whether the policy lets everything out (nothing listed, internet not turned off). */
+export function isOpenEgress(p: EgressPolicy): boolean {
+  return p.allowInternetAccess !== false && p.allowOut.length === 0 && p.denyOut.length === 0;
+}

@@ -1,0 +1,153 @@
+import net from "node:net";
+import type { Logger } from "../lib/log.js";
+import { originalDestination } from "./conntrack.js";
+import type { NewDecision } from "./egress-log.js";
+import { allowedDomain, type EgressRules } from "./egress-rules.js";
+import { SNIFF_LIMIT, sniffName } from "./sniff.js";
+
+export interface EgressProxyOptions {
+  /** The sandbox at a client address, with its rules; undefined for anyone else. */
+  egressAt(ip: string): { id: string; rules: EgressRules } | undefined;
+  /** The name this sandbox last resolved to this address (see NameMemory). */
+  nameOf(sandboxId: string, ip: string): string | undefined;
+  /** IPv4 addresses of a name, from the platform's upstream resolvers. */
+  resolve(name: string): Promise<string[]>;
+  /** Whether a sandbox may never reach this address (private and not opened by the operator). */
+  forbidden(ip: string): boolean;
+  record(decision: NewDecision): void;
+  log: Logger;
+  /** How long a client that named nothing yet may take to send its first bytes. */
+  firstBytesMs?: number;
+  /** The same, when the address has a resolved name to fall back on (server-first protocols). */
+  fallbackAfterMs?: number;
+  connectTimeoutMs?: number;
+}
+
+/**
+ * The egress proxy: TCP connections of sandboxes with allowed names, that their addresses
+ * alone would refuse, are redirected here by the firewall. It reads the name the connection
+ * is for (TLS SNI, HTTP Host, or the name the sandbox resolved the address from, for
+ * protocols that name nothing), and only when that name is allowed dials it, by name through
+ * the platform's resolvers (so /etc/hosts or a forged answer inside the sandbox gains nothing),
+ * never to a private address. Every other connection is reset at once: nothing is ever
+ * accepted and then left hanging.
+ */
+export class EgressProxy {
+  private server?: net.Server;
+  private readonly sockets = new Set<net.Socket>();
+  private port = 0;
+
+  constructor(private readonly o: EgressProxyOptions) {}
+
+  async listen(port = 0, host = "0.0.0.0"): Promise<number> {
+    const server = net.createServer({ pauseOnConnect: false }, (socket) => void this.handle(socket));
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, host, () => resolve());
+    });
+    this.server = server;
+    this.port = (server.address() as net.AddressInfo).port;
+    return this.port;
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  private track(socket: net.Socket): void {
+    this.sockets.add(socket);
+    socket.once("close", () => this.sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+  }
+
+  private async handle(client: net.Socket): Promise<void> {
+    this.track(client);
+    const clientIp = client.remoteAddress?.replace(/^::ffff:/, "") ?? "";
+    const sandbox = this.o.egressAt(clientIp);
+    const destination = sandbox
+      ? await originalDestination({ ip: clientIp, port: client.remotePort ?? 0 }, this.port).catch(
+          () => undefined,
+        )
+      : undefined;
+    if (!sandbox || !destination) {
+      client.resetAndDestroy();
+      return;
+    }
+    const base = {
+      sandboxId: sandbox.id,
+      protocol: "tcp" as const,
+      destination: destination.ip,
+      port: destination.port,
+    };
+    const deny = (rule: string, name?: string) => {
+      this.o.record({ ...base, ...(name ? { name } : {}), verdict: "denied", rule });
+      if (!client.destroyed) client.resetAndDestroy();
+    };
+
+    const resolvedName = this.o.nameOf(sandbox.id, destination.ip);
+    const first = await this.firstBytes(
+      client,
+      resolvedName ? (this.o.fallbackAfterMs ?? 300) : (this.o.firstBytesMs ?? 5000),
+    );
+    if (client.destroyed) return;
+    const named = sniffName(first).name?.toLowerCase();
+    // a connection that names a host is judged by that name; one that names none by the name
+    // its address was resolved from
+    const name = named ?? resolvedName;
+    if (!name) return deny("no allowed name: the connection names no host and its address was not resolved");
+    const pattern = allowedDomain(sandbox.rules, name);
+    if (!pattern)
+      return deny(`not an allowed name (${named ? "named in the connection" : "resolved"})`, name);
+
+    let upstreamIp: string | undefined;
+    try {
+      upstreamIp = (await this.o.resolve(name)).find((ip) => !this.o.forbidden(ip));
+    } catch (err) {
+      this.o.log.debug({ name, err }, "egress proxy could not resolve an allowed name");
+    }
+    if (!upstreamIp) return deny(`allowOut ${pattern}, but ${name} has no public address`, name);
+    if (client.destroyed) return;
+
+    // the policy allows it; whether the server answers is another matter
+    this.o.record({ ...base, name, verdict: "allowed", rule: `allowOut ${pattern}` });
+    const upstream = net.connect({ host: upstreamIp, port: destination.port });
+    this.track(upstream);
+    upstream.setTimeout(this.o.connectTimeoutMs ?? 10_000, () =>
+      upstream.destroy(new Error("connect timeout")),
+    );
+    upstream.once("connect", () => {
+      upstream.setTimeout(0);
+      upstream.write(first);
+      client.pipe(upstream);
+      upstream.pipe(client);
+      client.resume();
+    });
+    // an upstream that fails (or never answers) resets the sandbox's side as well
+    upstream.once("close", (hadError) => {
+      if (hadError && !client.destroyed) client.resetAndDestroy();
+    });
+    client.once("close", () => upstream.destroy());
+  }
+
+  /** The client's first bytes: until they name a host (or cannot), or `waitMs` passes. */
+  private firstBytes(client: net.Socket, waitMs: number): Promise<Buffer> {
+    return new Promise((resolve) => {
+      let data = Buffer.alloc(0);
+      const done = () => {
+        clearTimeout(timer);
+        client.off("data", onData);
+        client.off("close", done);
+        client.pause();
+        resolve(data);
+      };
+      const onData = (chunk: Buffer) => {
+        data = Buffer.concat([data, chunk]);
+        if (sniffName(data).complete || data.length >= SNIFF_LIMIT) done();
+      };
+      const timer = setTimeout(done, waitMs);
+      client.on("data", onData);
+      client.once("close", done);
+    });
+  }
+}

@@ -1,0 +1,111 @@
+import type { Logger } from "../lib/log.js";
+import { DnsForwarder, type Upstream } from "./dns-forwarder.js";
+import { EgressLog } from "./egress-log.js";
+import { EgressProxy } from "./egress-proxy.js";
+import { allowedDomain, deniesEverything, inCidr } from "./egress-rules.js";
+import { EgressTrace } from "./egress-trace.js";
+import { ALWAYS_DENIED_IPV4, type FirewallPorts } from "./firewall.js";
+import { NameMemory } from "./name-memory.js";
+import type { NetworkManager } from "./network-manager.js";
+
+export interface EgressServicesOptions {
+  network: NetworkManager;
+  /** Where the platform resolves names: sandboxes' queries and the egress proxy's own. */
+  upstreams: readonly Upstream[];
+  log: Logger;
+}
+
+/**
+ * The platform's side of sandboxes' egress beyond the firewall's sets: the DNS service (which
+ * answers only allowed names when a sandbox's policy denies everything else, and remembers
+ * what it answered), the egress proxy (connections only a name can allow), the reader of the
+ * firewall's verdicts, and the decision log all three write to.
+ */
+export class EgressServices {
+  readonly log = new EgressLog();
+  readonly names = new NameMemory();
+  readonly dns: DnsForwarder;
+  private readonly proxy: EgressProxy;
+  private readonly trace: EgressTrace;
+
+  constructor(o: EgressServicesOptions) {
+    const { network } = o;
+    const record = this.log.record.bind(this.log);
+    this.dns = new DnsForwarder({
+      upstreams: o.upstreams,
+      log: o.log.child({ component: "dns" }),
+      gate: {
+        admit: (clientIp, name) => {
+          const sandbox = network.egressAt(clientIp);
+          if (!sandbox || !deniesEverything(sandbox.rules)) return true;
+          const pattern = allowedDomain(sandbox.rules, name);
+          record({
+            sandboxId: sandbox.id,
+            protocol: "dns",
+            name,
+            verdict: pattern ? "allowed" : "denied",
+            rule: pattern ? `allowOut ${pattern}` : "not an allowed name",
+          });
+          return pattern !== undefined;
+        },
+        answered: async (clientIp, name, addresses) => {
+          const sandbox = network.egressAt(clientIp);
+          if (!sandbox || !deniesEverything(sandbox.rules)) return;
+          this.names.remember(sandbox.id, name, addresses);
+          const seconds = Math.ceil(this.names.keepMs(addresses) / 1000);
+          await network
+            .allowResolved(
+              clientIp,
+              addresses.map((a) => a.ip),
+              seconds,
+            )
+            .catch((err: unknown) =>
+              o.log.warn({ err, sandboxId: sandbox.id }, "could not allow resolved addresses"),
+            );
+        },
+      },
+    });
+    const opened = network.allowInternal;
+    this.proxy = new EgressProxy({
+      egressAt: (ip) => network.egressAt(ip),
+      nameOf: (id, ip) => this.names.nameOf(id, ip),
+      resolve: (name) => this.dns.resolve4(name),
+      forbidden: (ip) => ALWAYS_DENIED_IPV4.some((c) => inCidr(ip, c)) && !opened.some((c) => inCidr(ip, c)),
+      record,
+      log: o.log.child({ component: "egress-proxy" }),
+    });
+    this.trace = new EgressTrace({
+      table: network.firewall.table,
+      egressAt: (ip) => network.egressAt(ip),
+      record,
+      log: o.log.child({ component: "egress-trace" }),
+    });
+  }
+
+  /** Starts the DNS service and the egress proxy; returns the ports the firewall sends to. */
+  async start(): Promise<FirewallPorts> {
+    const dns = await this.dns.listen();
+    const egress = await this.proxy.listen();
+    return { dns, egress };
+  }
+
+  /**
+   * Starts reading the firewall's verdicts: after it is installed, since `nft monitor` knows
+   * the rules (and their comments) that exist when it starts.
+   */
+  watchFirewall(): void {
+    this.trace.start();
+  }
+
+  /** A sandbox that is gone: its log and remembered names go too. */
+  forget(sandboxId: string): void {
+    this.log.forget(sandboxId);
+    this.names.forget(sandboxId);
+  }
+
+  async close(): Promise<void> {
+    this.trace.close();
+    await this.proxy.close();
+    await this.dns.close();
+  }
+}
