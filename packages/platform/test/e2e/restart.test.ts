@@ -66,6 +66,22 @@ describe("x serve restart", () => {
       pausedToKill.push(created.body.sandboxID);
     }
 
+    // and one with an egress policy, which the restarted platform must enforce as before
+    const DENIED = "198.51.100.0/24";
+    const guarded = await api("POST", "/sandboxes", {
+      templateID: "base",
+      timeout: 600,
+      runtime: "runc",
+      network: { denyOut: [DENIED] },
+    });
+    expect(guarded.status).toBe(201);
+    const guardedId = guarded.body.sandboxID as string;
+    const refusedOut = async () => {
+      const s = await Sandbox.connect(guardedId);
+      return (await s.commands.run("curl -sS -m 3 http://198.51.100.1/ || echo rc=$?")).stdout;
+    };
+    expect(await refusedOut()).toContain("rc=7");
+
     // the SIGKILL lands while one more sandbox is starting: its network namespace is there, its
     // root filesystem and container on the way, envd far from up
     const netnsNow = () => readdirSync("/run/netns").filter((n) => n.startsWith(`${prefix}-`));
@@ -101,9 +117,15 @@ describe("x serve restart", () => {
       (listed.body as Array<{ sandboxID: string; state: string }>).map((s) => [s.sandboxID, s.state]),
     );
     expect(states).toEqual({
+      [guardedId]: "running",
       ...Object.fromEntries(Object.entries(ids).map(([id, s]) => [id, s.paused ? "paused" : "running"])),
       ...Object.fromEntries(pausedToKill.map((id) => [id, "paused"])),
     });
+    // the policy is in the rebuilt firewall, and still refuses at once
+    expect(sh("nft", ["list", "set", "inet", `${prefix}_net`, "deny_out"])).toContain(DENIED);
+    expect(await refusedOut()).toContain("rc=7");
+    expect((await api("GET", `/sandboxes/${guardedId}`)).body.network).toMatchObject({ denyOut: [DENIED] });
+    expect((await api("DELETE", `/sandboxes/${guardedId}`)).status).toBe(204);
     for (const id of pausedToKill) {
       const killed = await api("DELETE", `/sandboxes/${id}`);
       if (killed.status !== 204) throw new Error(`kill of paused ${id}: ${killed.status}\n${x.output}`);
