@@ -19,8 +19,9 @@ export interface EgressDecision {
 export type NewDecision = Omit<EgressDecision, "seq" | "time">;
 
 /**
- * The newest egress decisions of each sandbox, in memory (`perSandbox` each), with running
- * totals by verdict and protocol for /metrics.
+ * The newest egress decisions of each sandbox, in memory (`perSandbox` each, for the
+ * `maxSandboxes` heard from most recently: a sandbox's log outlives a pause that stops it),
+ * with running totals by verdict and protocol for /metrics.
  */
 export class EgressLog {
   private readonly bySandbox = new Map<string, EgressDecision[]>();
@@ -28,15 +29,19 @@ export class EgressLog {
   /** Decisions so far by `verdict protocol`. */
   private readonly totals = new Map<string, number>();
 
-  constructor(private readonly perSandbox = 1000) {}
+  constructor(
+    private readonly perSandbox = 1000,
+    /** Sandboxes whose decisions are kept; the one heard from least recently goes first. */
+    private readonly maxSandboxes = 1000,
+  ) {}
 
   record(d: NewDecision): void {
     const decision: EgressDecision = { seq: ++this.seq, time: new Date().toISOString(), ...d };
-    let list = this.bySandbox.get(d.sandboxId);
-    if (!list) {
-      list = [];
-      this.bySandbox.set(d.sandboxId, list);
-    }
+    const list = this.bySandbox.get(d.sandboxId) ?? [];
+    // most recently heard from last, so the first is the one to let go
+    this.bySandbox.delete(d.sandboxId);
+    this.bySandbox.set(d.sandboxId, list);
+    if (this.bySandbox.size > this.maxSandboxes) this.bySandbox.delete(this.bySandbox.keys().next().value!);
     list.push(decision);
     if (list.length > this.perSandbox) list.splice(0, list.length - this.perSandbox);
     const key = `${d.verdict} ${d.protocol}`;
@@ -56,9 +61,5 @@ export class EgressLog {
       const [verdict = "", protocol = ""] = key.split(" ");
       return { verdict, protocol, count };
     });
-  }
-
-  forget(sandboxId: string): void {
-    this.bySandbox.delete(sandboxId);
   }
 }

@@ -85,56 +85,88 @@ export class EgressProxy {
       if (!client.destroyed) client.resetAndDestroy();
     };
 
+    // An address resolved from an allowed name is dialled by that name at once, while the
+    // client's first bytes are awaited: a server that speaks first (SSH, SMTP, MySQL) then
+    // answers without delay, and its greeting is what decides.
     const resolvedName = this.o.nameOf(sandbox.id, destination.ip);
+    const resolvedPattern = resolvedName ? allowedDomain(sandbox.rules, resolvedName) : undefined;
+    const early = resolvedName && resolvedPattern ? this.dial(resolvedName, destination.port) : undefined;
+    const spoke = early ? serverSpeaks(early) : undefined;
     const first = await this.firstBytes(
       client,
-      resolvedName ? (this.o.fallbackAfterMs ?? 300) : (this.o.firstBytesMs ?? 5000),
+      early ? (this.o.fallbackAfterMs ?? 1000) : (this.o.firstBytesMs ?? 5000),
+      spoke?.promise,
     );
-    if (client.destroyed) return;
+    spoke?.stop();
     const named = sniffName(first).name?.toLowerCase();
     // a connection that names a host is judged by that name; one that names none by the name
     // its address was resolved from
     const name = named ?? resolvedName;
+    const pattern = name ? allowedDomain(sandbox.rules, name) : undefined;
+    const upstream = name === resolvedName ? early : undefined;
+    if (early && !upstream) void early.then((up) => up?.destroy());
+    if (client.destroyed) return;
     if (!name) return deny("no allowed name: the connection names no host and its address was not resolved");
-    const pattern = allowedDomain(sandbox.rules, name);
     if (!pattern)
       return deny(`not an allowed name (${named ? "named in the connection" : "resolved"})`, name);
+    const connected = await (upstream ?? this.dial(name, destination.port));
+    if (!connected) return deny(`allowOut ${pattern}, but ${name} has no public address that answers`, name);
+    if (client.destroyed) {
+      connected.destroy();
+      return;
+    }
+    this.o.record({ ...base, name, verdict: "allowed", rule: `allowOut ${pattern}` });
+    connected.write(first);
+    client.pipe(connected);
+    connected.pipe(client);
+    client.resume();
+    // an upstream that fails resets the sandbox's side as well
+    connected.once("close", (hadError) => {
+      if (hadError && !client.destroyed) client.resetAndDestroy();
+    });
+    client.once("close", () => connected.destroy());
+  }
 
-    let upstreamIp: string | undefined;
+  /**
+   * A connection to a name, by the platform's resolvers and never to a private address;
+   * undefined when it has no such address or none answers in time. It is paused: nothing it
+   * receives is read before it is piped.
+   */
+  private async dial(name: string, port: number): Promise<net.Socket | undefined> {
+    let ip: string | undefined;
     try {
-      upstreamIp = (await this.o.resolve(name)).find((ip) => !this.o.forbidden(ip));
+      ip = (await this.o.resolve(name)).find((a) => !this.o.forbidden(a));
     } catch (err) {
       this.o.log.debug({ name, err }, "egress proxy could not resolve an allowed name");
     }
-    if (!upstreamIp) return deny(`allowOut ${pattern}, but ${name} has no public address`, name);
-    if (client.destroyed) return;
-
-    // the policy allows it; whether the server answers is another matter
-    this.o.record({ ...base, name, verdict: "allowed", rule: `allowOut ${pattern}` });
-    const upstream = net.connect({ host: upstreamIp, port: destination.port });
+    if (!ip) return undefined;
+    const upstream = net.connect({ host: ip, port });
+    upstream.pause();
     this.track(upstream);
-    upstream.setTimeout(this.o.connectTimeoutMs ?? 10_000, () =>
-      upstream.destroy(new Error("connect timeout")),
-    );
-    upstream.once("connect", () => {
-      upstream.setTimeout(0);
-      upstream.write(first);
-      client.pipe(upstream);
-      upstream.pipe(client);
-      client.resume();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => upstream.destroy(), this.o.connectTimeoutMs ?? 10_000);
+      upstream.once("connect", () => {
+        clearTimeout(timer);
+        resolve(upstream);
+      });
+      upstream.once("close", () => {
+        clearTimeout(timer);
+        resolve(undefined);
+      });
     });
-    // an upstream that fails (or never answers) resets the sandbox's side as well
-    upstream.once("close", (hadError) => {
-      if (hadError && !client.destroyed) client.resetAndDestroy();
-    });
-    client.once("close", () => upstream.destroy());
   }
 
-  /** The client's first bytes: until they name a host (or cannot), or `waitMs` passes. */
-  private firstBytes(client: net.Socket, waitMs: number): Promise<Buffer> {
+  /**
+   * The client's first bytes: until they name a host (or cannot), `waitMs` passes, or `until`
+   * settles (the server spoke first).
+   */
+  private firstBytes(client: net.Socket, waitMs: number, until?: Promise<unknown>): Promise<Buffer> {
     return new Promise((resolve) => {
       let data = Buffer.alloc(0);
+      let finished = false;
       const done = () => {
+        if (finished) return;
+        finished = true;
         clearTimeout(timer);
         client.off("data", onData);
         client.off("close", done);
@@ -148,6 +180,32 @@ export class EgressProxy {
       const timer = setTimeout(done, waitMs);
       client.on("data", onData);
       client.once("close", done);
+      void until?.then(done, done);
     });
   }
+}
+
+/**
+ * Settles when a server we dialled early sends its first bytes (or closes); `stop` takes the
+ * listener off again, since a socket with a `readable` listener does not flow when piped.
+ */
+function serverSpeaks(upstream: Promise<net.Socket | undefined>): { promise: Promise<void>; stop(): void } {
+  let stopped = false;
+  let off = () => {};
+  const promise = upstream.then(
+    (socket) =>
+      new Promise<void>((resolve) => {
+        if (!socket || stopped) return resolve();
+        const onReadable = () => resolve();
+        socket.once("readable", onReadable);
+        off = () => socket.off("readable", onReadable);
+      }),
+  );
+  return {
+    promise,
+    stop: () => {
+      stopped = true;
+      off();
+    },
+  };
 }

@@ -97,9 +97,8 @@ export class EgressServices {
     this.trace.start();
   }
 
-  /** A sandbox that is gone: its log and remembered names go too. */
+  /** A sandbox whose network is gone: the names it resolved go too (its log stays, bounded). */
   forget(sandboxId: string): void {
-    this.log.forget(sandboxId);
     this.names.forget(sandboxId);
   }
 
