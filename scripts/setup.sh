@@ -8,7 +8,7 @@ PNPM_VERSION=$(node -p 'require("./package.json").packageManager.split("@")[1]')
 
 # Debian packages: the two sandbox runtimes, networking tools, the base-image builder,
 # OCI image tools for template imports, PostgreSQL for the store tests, tmux for CLI tests.
-DEBS=(runc runsc tini iproute2 nftables e2fsprogs debootstrap skopeo umoci postgresql tmux)
+DEBS=(runc runsc tini iproute2 nftables e2fsprogs debootstrap skopeo umoci postgresql tmux openssl)
 missing=()
 for pkg in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
