@@ -1,7 +1,8 @@
 import type { Schemas } from "@x/platform-client";
-import { CliError, CONNECTION_HELP, call, connect } from "../connection.js";
+import { CONNECTION_HELP, call, connect } from "../connection.js";
 import type { Io } from "../output/io.js";
 import { parse, required } from "./args.js";
+import { readPages } from "./follow.js";
 
 const HELP = `x sandbox logs ID: the sandbox's logs (its agent and lifecycle events), oldest first
 
@@ -11,7 +12,6 @@ const HELP = `x sandbox logs ID: the sandbox's logs (its agent and lifecycle eve
 ${CONNECTION_HELP}`;
 
 const LEVELS = ["debug", "info", "warn", "error"];
-const POLL_MS = 1000;
 
 function line(e: Schemas["SandboxLogEntry"]): string {
   const extra = Object.entries(e.fields ?? {})
@@ -40,7 +40,7 @@ export async function logs(argv: string[], io: Io): Promise<number> {
   const id = required(name, positionals, 0, "the sandbox ID");
   let cursor: number | undefined;
   const seen = new Set<string>();
-  for (let polls = 0; ; polls++) {
+  return readPages({ name, id, follow: Boolean(values.follow), io }, async () => {
     const page = await call(
       conn,
       `reading logs of sandbox ${id}`,
@@ -55,15 +55,7 @@ export async function logs(argv: string[], io: Io): Promise<number> {
           },
         },
       }),
-    ).catch((err: unknown) => {
-      // following a sandbox that is killed (or times out) ends there
-      if (polls > 0 && err instanceof CliError && err.status === 404) return undefined;
-      throw err;
-    });
-    if (!page) {
-      io.err(`${name}: sandbox ${id} is gone\n`);
-      return 0;
-    }
+    );
     for (const entry of page.data.logs) {
       // the cursor is inclusive: entries at the last timestamp come again
       const at = new Date(entry.timestamp).getTime();
@@ -74,7 +66,6 @@ export async function logs(argv: string[], io: Io): Promise<number> {
       io.out(values.json ? `${JSON.stringify(entry)}\n` : line(entry));
       cursor = at;
     }
-    if (!values.follow) return 0;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
+    return { more: false };
+  });
 }
