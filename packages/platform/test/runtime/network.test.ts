@@ -151,6 +151,21 @@ describe("sandbox networks", () => {
     expect(await curlFrom(a, url)).toMatchObject({ code: 7 });
   }, 30_000);
 
+  test("ICMP follows the address rules: denied addresses answer unreachable, allowed ones reply", async () => {
+    const ping = (net: SandboxNetwork, ip: string) => shIn(net, `python3 ${FIXTURE_DIR}/icmp-ping.py ${ip}`);
+    const [allowed, denied] = [outside.publicIp(10), outside.publicIp(11)];
+    expect(await ping(b, denied)).toMatchObject({ code: 0, stdout: "reply\n" });
+    await network.setEgress(b, { allowOut: [allowed], denyOut: ["0.0.0.0/0"] });
+    try {
+      expect(await ping(b, allowed)).toMatchObject({ code: 0, stdout: "reply\n" });
+      expect(await ping(b, denied)).toMatchObject({ code: 1, stdout: "unreachable\n" });
+      // and the private ranges, whatever the policy
+      expect(await ping(b, outside.privateNets().rfc1918a)).toMatchObject({ stdout: "unreachable\n" });
+    } finally {
+      await network.setEgress(b, OPEN_EGRESS);
+    }
+  }, 30_000);
+
   test("private, CGNAT and link-local destinations are refused even with internet, and never reached", async () => {
     const { rfc1918b: _opened, ...closed } = outside.privateNets();
     for (const [range, ip] of Object.entries(closed)) {
