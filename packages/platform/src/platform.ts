@@ -180,6 +180,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     host,
     runtime: defaultRuntime,
     dataDir: config.dataDir,
+    owner: config.networkPrefix,
     log: root.child({ component: "builder" }),
   });
   const firstApiKey = await store.teams.ensureFirstTeam();

@@ -49,10 +49,10 @@ export async function takeSnapshot(
     sandboxId,
     { memory: opts.memory !== false },
     async ({ upper, sandbox, memoryImage }) => {
-      const layer = await layers.copyIn(upper, `snap-${suffix}`);
+      const layer = await layers.copyIn(upper, layers.ownName("snap", suffix));
       crashPoint("snapshot:files-copied");
       try {
-        const memory = memoryImage && (await layers.copyIn(memoryImage, `mem-${suffix}`));
+        const memory = memoryImage && (await layers.copyIn(memoryImage, layers.ownName("mem", suffix)));
         return { layer, memory, sandbox };
       } catch (err) {
         await layers.remove([layer]);

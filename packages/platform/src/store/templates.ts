@@ -308,14 +308,15 @@ export class TemplateStore {
     return Number(result.numUpdatedRows);
   }
 
-  /** Every layer any build of any template stacks (JSON `layers` of all builds). */
+  /** Every layer any build of any template stacks, and every memory image a snapshot keeps. */
   async referencedLayers(): Promise<Set<string>> {
-    const rows = await this.db
-      .selectFrom("builds")
-      .select("layers")
-      .where("layers", "is not", null)
-      .execute();
-    return new Set(rows.flatMap((r) => JSON.parse(r.layers ?? "[]") as string[]));
+    const rows = await this.db.selectFrom("builds").select(["layers", "spec"]).execute();
+    return new Set(
+      rows.flatMap((r) => {
+        const memory = (JSON.parse(r.spec) as { memory?: { image?: string } }).memory?.image;
+        return [...(JSON.parse(r.layers ?? "[]") as string[]), ...(memory ? [memory] : [])];
+      }),
+    );
   }
 
   async latestBuild(templateId: string, status?: BuildStatus): Promise<Build | undefined> {

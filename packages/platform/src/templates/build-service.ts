@@ -30,9 +30,11 @@ export async function createBuildService(o: {
   host: SandboxHost;
   runtime: RuntimeName;
   dataDir: string;
+  /** Names this platform's own layers (see LayerStore). */
+  owner: string;
   log: Logger;
 }): Promise<BuildService> {
-  const layers = new LayerStore(o.dataDir);
+  const layers = new LayerStore(o.dataDir, o.owner);
   const uploads = await BuildUploads.open(o.dataDir);
   const importDir = path.join(o.dataDir, "import");
   await mkdir(importDir, { recursive: true });
@@ -46,5 +48,7 @@ export async function createBuildService(o: {
     log: o.log,
   });
   await builder.recover();
+  const swept = await layers.sweepOrphans(await o.store.templates.referencedLayers());
+  if (swept.length > 0) o.log.info({ layers: swept }, "removed layers a cut-short snapshot or copy left");
   return { builder, uploads, layers, importDir, maxUploadBytes: MAX_UPLOAD_BYTES };
 }

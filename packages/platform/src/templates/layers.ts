@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { access, mkdir, rename, rm } from "node:fs/promises";
+import { access, mkdir, readdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { command } from "../lib/command.js";
 import { noSpace } from "../model/errors.js";
@@ -17,7 +17,19 @@ const LAYERS = "layers";
  * they are what a deletion in an upper directory looks like, and stay valid as lower layers.
  */
 export class LayerStore {
-  constructor(private readonly dataDir: string) {}
+  constructor(
+    private readonly dataDir: string,
+    /**
+     * Which platform names its own scratch and snapshot layers (its network prefix): several
+     * platforms may share a data directory (tests do), so each sweeps only what it made.
+     */
+    private readonly owner = "x",
+  ) {}
+
+  /** A name of this platform's own for a one-off layer: `snap-<owner>-<id>`. */
+  ownName(kind: "snap" | "mem", id: string): string {
+    return `${kind}-${this.owner}-${id}`;
+  }
 
   /** Cache key of a step: the parent's key and everything that decides the step's result. */
   static key(parentKey: string, ...parts: string[]): string {
@@ -44,7 +56,7 @@ export class LayerStore {
 
   /** A fresh scratch directory on the layers' filesystem (renames into place stay atomic). */
   async staging(): Promise<string> {
-    const dir = path.join(this.dataDir, LAYERS, `.staging-${randomBytes(8).toString("hex")}`);
+    const dir = path.join(this.dataDir, LAYERS, `.staging-${this.owner}-${randomBytes(8).toString("hex")}`);
     await mkdir(dir, { recursive: true, mode: 0o700 });
     return dir;
   }
@@ -144,6 +156,22 @@ export class LayerStore {
     } finally {
       await rm(staging, { recursive: true, force: true });
     }
+  }
+
+  /**
+   * After a restart: this platform's snapshot layers that no build references (a snapshot cut
+   * short after copying its files) and its staging directories (copies cut short) go. Build
+   * step layers are a cache keyed by content and stay.
+   */
+  async sweepOrphans(referenced: ReadonlySet<string>): Promise<string[]> {
+    const names = await readdir(path.join(this.dataDir, LAYERS)).catch(() => [] as string[]);
+    const own = [`.staging-${this.owner}-`, this.ownName("snap", ""), this.ownName("mem", "")];
+    const orphans = names
+      .filter((n) => own.some((prefix) => n.startsWith(prefix)))
+      .map((n) => this.rel(n))
+      .filter((rel) => !referenced.has(rel));
+    await this.remove(orphans);
+    return orphans;
   }
 
   /** Removes layers (paths as stored in builds); only ones under `layers/`. */

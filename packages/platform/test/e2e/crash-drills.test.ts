@@ -4,6 +4,8 @@
  * started again, and must leave the store consistent with the host, every surviving sandbox
  * usable, and nothing behind once everything is removed.
  */
+import { readdirSync } from "node:fs";
+import path from "node:path";
 import { Sandbox } from "e2b";
 import { pointE2bClient } from "../helpers/platform.js";
 import { exited, NOTHING_LEFT, XServe } from "../helpers/x-serve.js";
@@ -102,6 +104,11 @@ describe("crash drills (runc)", () => {
       expect((await x.api("GET", "/templates")).body.length).toBe(templatesBefore);
       expect((await onRecord())[id]).toBe("running");
       await consistent(files);
+      // the layer the cut-short snapshot had copied is gone with it
+      const layers = readdirSync(path.join(x.dataDir, "layers"));
+      expect(
+        layers.filter((n) => n.startsWith(`snap-${x.prefix}-`) || n.startsWith(`.staging-${x.prefix}-`)),
+      ).toEqual([]);
     }
 
     const before = new Set(Object.keys(await onRecord()));
