@@ -2863,7 +2863,7 @@ export const openapiDocument: Record<string, unknown> = {
       },
       "SandboxNetworkConfig": {
         "type": "object",
-        "description": "Network settings of a sandbox. This server may refuse (400) parts it does not support yet.",
+        "description": "Network settings of a sandbox. `rules` and `egressProxy` are refused with 400 (not supported by this server).",
         "properties": {
           "allowOut": {
             "type": "array",
@@ -2882,15 +2882,15 @@ export const openapiDocument: Record<string, unknown> = {
           "allowPublicTraffic": {
             "type": "boolean",
             "default": true,
-            "description": "When false, the sandbox's URLs need the `trafficAccessToken`."
+            "description": "When false, every port but envd's answers only requests with the sandbox's `trafficAccessToken` in the\n`e2b-traffic-access-token` header (403 otherwise, also for traffic that would resume it). The token stays\nacross pause and resume; each fork has its own.\n"
           },
           "maskRequestHost": {
             "type": "string",
-            "description": "Host header value to use for requests proxied into the sandbox."
+            "description": "The Host header requests to the sandbox's ports (not envd's) are sent with; `${PORT}` stands for the port. ASCII host name or IP, optionally with `:port`."
           },
           "httpsPorts": {
             "type": "array",
-            "description": "Ports inside the sandbox that serve HTTPS rather than plain HTTP.",
+            "description": "Ports inside the sandbox that serve HTTPS rather than plain HTTP; the proxy speaks TLS to them without verifying their certificates. Unique, 1-65535, at most 128, not envd's 49983.",
             "items": {
               "type": "integer",
               "format": "int32"

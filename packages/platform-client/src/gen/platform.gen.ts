@@ -1308,7 +1308,7 @@ export interface components {
              */
             timestampUnix: number;
         };
-        /** @description Network settings of a sandbox. This server may refuse (400) parts it does not support yet. */
+        /** @description Network settings of a sandbox. `rules` and `egressProxy` are refused with 400 (not supported by this server). */
         SandboxNetworkConfig: {
             /**
              * @description Allowed egress destinations: IPs, CIDRs, domains, `*.` wildcards (subdomains at any depth, not the apex) and `*`.
@@ -1319,16 +1319,18 @@ export interface components {
              */
             allowOut?: string[];
             /**
-             * @description When false, the sandbox's URLs need the `trafficAccessToken`.
+             * @description When false, every port but envd's answers only requests with the sandbox's `trafficAccessToken` in the
+             *     `e2b-traffic-access-token` header (403 otherwise, also for traffic that would resume it). The token stays
+             *     across pause and resume; each fork has its own.
              * @default true
              */
             allowPublicTraffic?: boolean;
             /** @description Denied egress destinations (IPs and CIDRs, `0.0.0.0/0` for everything), on every protocol; refused at once (TCP reset, ICMP). */
             denyOut?: string[];
             egressProxy?: components["schemas"]["SandboxEgressProxyConfig"];
-            /** @description Ports inside the sandbox that serve HTTPS rather than plain HTTP. */
+            /** @description Ports inside the sandbox that serve HTTPS rather than plain HTTP; the proxy speaks TLS to them without verifying their certificates. Unique, 1-65535, at most 128, not envd's 49983. */
             httpsPorts?: number[];
-            /** @description Host header value to use for requests proxied into the sandbox. */
+            /** @description The Host header requests to the sandbox's ports (not envd's) are sent with; `${PORT}` stands for the port. ASCII host name or IP, optionally with `:port`. */
             maskRequestHost?: string;
             /** @description Per-domain rules for outbound HTTPS requests, keyed by domain (`api.example.com` or `*.example.com`). */
             rules?: {

@@ -24,7 +24,7 @@ export async function adoptSandboxes(ctx: OrchestratorContext): Promise<void> {
       if (status === "running" || status === "paused") await ctx.host.rememberEgress(id, sandbox.egress);
       if (sandbox.state === "running" && status === "running") {
         const address = await ctx.host.address(id);
-        if (address) ctx.live.serve(id, address, sandbox.envdAccessToken);
+        if (address) ctx.live.serve(id, address, sandbox);
         ctx.armDeadline(sandbox);
       } else if (sandbox.state === "paused" && sandbox.pauseKind === "frozen" && status === "paused") {
         ctx.live.of(id).address = await ctx.host.address(id);

@@ -93,6 +93,8 @@ export async function createSandbox(
       metadata: req.metadata,
       envVars: { ...runtimeSpecOf(req.build).envVars, ...req.envVars },
       envdAccessToken: newSecret(),
+      // a private sandbox's URLs need their own token; each fork gets its own
+      ...(req.ingress.allowPublicTraffic ? {} : { trafficAccessToken: newSecret() }),
       egress: req.egress,
       ingress: req.ingress,
       autoPause: req.autoPause,
@@ -116,7 +118,7 @@ export async function createSandbox(
         : await firstStart(ctx, sandbox, req.build, { member: member! });
       span.mark(restoreMemory ? "restore" : "handover");
       crashPoint("create:started");
-      ctx.live.serve(sandbox.id, address, sandbox.envdAccessToken);
+      ctx.live.serve(sandbox.id, address, sandbox);
       sandbox.state = "running";
       await ctx.store.sandboxes.update(sandbox.id, { state: "running" });
       await ctx.store.templates.recordSpawn(req.template.id);

@@ -1,3 +1,27 @@
+import type { Sandbox } from "../model/sandbox.js";
+
+/** How a sandbox's own URLs are served, as the proxy needs it on every request. */
+export interface SandboxAccess {
+  /** Every port but envd's needs it (the `e2b-traffic-access-token` header). */
+  trafficAccessToken?: string;
+  /** The Host header sent upstream; `${PORT}` is the port. */
+  maskRequestHost?: string;
+  /** Ports the proxy speaks TLS to. */
+  httpsPorts?: readonly number[];
+}
+
+/** A sandbox's access settings, with only what applies. */
+export function accessOf(sandbox: Pick<Sandbox, "ingress" | "trafficAccessToken">): SandboxAccess {
+  const { ingress } = sandbox;
+  return {
+    ...(!ingress.allowPublicTraffic && sandbox.trafficAccessToken
+      ? { trafficAccessToken: sandbox.trafficAccessToken }
+      : {}),
+    ...(ingress.maskRequestHost !== undefined ? { maskRequestHost: ingress.maskRequestHost } : {}),
+    ...(ingress.httpsPorts.length > 0 ? { httpsPorts: ingress.httpsPorts } : {}),
+  };
+}
+
 /**
  * What the orchestrator holds in memory about each sandbox it looks after, beside its record in
  * the store: where it is on the host, whether the proxy may send it traffic, and its timers.
@@ -10,6 +34,8 @@ export interface LiveSandbox {
   serving: boolean;
   /** The envd token it answers to, for matching signed file URLs that name no sandbox. */
   accessToken?: string;
+  /** How its URLs are served (set with `serving`). */
+  access?: SandboxAccess;
   /** Fires at the sandbox's end of life (timeout). */
   endTimer?: NodeJS.Timeout;
   /** Fires when a frozen sandbox is to be checkpointed or stopped. */
@@ -34,14 +60,31 @@ export class LiveSandboxes {
   }
 
   /** The sandbox answers at `address` from now on. */
-  serve(id: string, address: string, accessToken: string): void {
-    Object.assign(this.of(id), { address, accessToken, serving: true });
+  serve(
+    id: string,
+    address: string,
+    sandbox: Pick<Sandbox, "envdAccessToken" | "ingress" | "trafficAccessToken">,
+  ): void {
+    Object.assign(this.of(id), {
+      address,
+      accessToken: sandbox.envdAccessToken,
+      access: accessOf(sandbox),
+      serving: true,
+    });
   }
 
   /** Where the proxy may send the sandbox's traffic right now. */
   routable(id: string): string | undefined {
     const entry = this.entries.get(id);
     return entry?.serving ? entry.address : undefined;
+  }
+
+  /** The same, with how its URLs are served. */
+  route(id: string): { address: string; access: SandboxAccess } | undefined {
+    const entry = this.entries.get(id);
+    return entry?.serving && entry.address
+      ? { address: entry.address, access: entry.access ?? {} }
+      : undefined;
   }
 
   clearTimers(id: string): void {

@@ -9,7 +9,7 @@ import { buildBootSpec } from "./boot-spec.js";
 import type { OrchestratorContext, OrchestratorOptions } from "./context.js";
 import { type CreateSandboxRequest, createSandbox, TeamQuota } from "./create.js";
 import { checkSandbox, HealthWatch } from "./health.js";
-import { LiveSandboxes } from "./live.js";
+import { accessOf, LiveSandboxes, type SandboxAccess } from "./live.js";
 import { deepPause, liveSandbox, pauseSandbox, resumeSandbox } from "./pause.js";
 import { type StillState, withStateStill } from "./still.js";
 import type { PoolKey } from "./warm-pool.js";
@@ -20,8 +20,8 @@ export type { StillState } from "./still.js";
 
 /** Where the proxy should send a sandbox's traffic (the proxy's SandboxLocation). */
 export type Route =
-  | { state: "running"; address: string }
-  | { state: "paused"; autoResume: boolean }
+  | { state: "running"; address: string; access: SandboxAccess }
+  | { state: "paused"; autoResume: boolean; access: SandboxAccess }
   | { state: "error"; reason: string }
   | undefined;
 
@@ -139,10 +139,12 @@ export class Orchestrator {
 
   /** For the proxy: where a sandbox's traffic goes right now. */
   async route(id: string): Promise<Route> {
-    const address = this.ctx.live.routable(id);
-    if (address) return { state: "running", address };
+    const serving = this.ctx.live.route(id);
+    if (serving) return { state: "running", ...serving };
     const sandbox = await this.ctx.store.sandboxes.get(id);
-    if (sandbox?.state === "paused") return { state: "paused", autoResume: sandbox.autoResume };
+    if (sandbox?.state === "paused") {
+      return { state: "paused", autoResume: sandbox.autoResume, access: accessOf(sandbox) };
+    }
     if (sandbox?.state === "error") return { state: "error", reason: sandbox.reason ?? "it stopped working" };
     return undefined;
   }
@@ -170,13 +172,12 @@ export class Orchestrator {
   }
 
   /** Auto-resume on traffic: resumes a paused sandbox that asked for it, for the proxy. */
-  async resumeOnTraffic(id: string): Promise<{ address: string } | undefined> {
+  async resumeOnTraffic(id: string): Promise<{ address: string; access: SandboxAccess } | undefined> {
     const sandbox = await this.ctx.store.sandboxes.get(id);
     if (sandbox?.state !== "paused" || !sandbox.autoResume) return undefined;
     const lifetime = Math.round((Date.parse(sandbox.endAt) - Date.parse(sandbox.startedAt)) / 1000);
     await this.resume(id, Math.max(60, lifetime));
-    const address = this.ctx.live.routable(id);
-    return address ? { address } : undefined;
+    return this.ctx.live.route(id);
   }
 
   /** After a restart: adopts what still runs, recovers what does not (see adopt.ts). */

@@ -156,7 +156,7 @@ async function resumePaused(
   }
   if (!live.address) throw new Error(`sandbox ${id} has no address after resuming`);
   crashPoint("resume:started");
-  ctx.live.serve(id, live.address, sandbox.envdAccessToken);
+  ctx.live.serve(id, live.address, sandbox);
   sandbox.state = "running";
   delete sandbox.pauseKind;
   sandbox.endAt = endAt ?? nowIso(new Date(Date.now() + RESUMED_TIMEOUT_MS));

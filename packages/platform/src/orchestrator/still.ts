@@ -55,13 +55,13 @@ export function withStateStill<T>(
           return await fn({ upper, sandbox, memoryImage: image });
         } finally {
           await bringBack(ctx, sandbox);
-          ctx.live.serve(id, ctx.live.of(id).address ?? "", sandbox.envdAccessToken);
+          ctx.live.serve(id, ctx.live.of(id).address ?? "", sandbox);
         }
       }
       // this gVisor can take the sandbox down with a refused checkpoint: boot it from its files
       if (!(await envdAnswers(envd.address))) await bootAgain(ctx, sandbox);
       envd.address = ctx.live.of(id).address ?? "";
-      ctx.live.serve(id, envd.address, sandbox.envdAccessToken);
+      ctx.live.serve(id, envd.address, sandbox);
     }
     if (envd.address) await runCommand(envd, { cmd: "sync", user: "root" });
     await ctx.host.freeze(sandbox);

@@ -1,4 +1,5 @@
 import http from "node:http";
+import https from "node:https";
 import type net from "node:net";
 import type { Logger } from "../lib/log.js";
 import type { Downstream } from "./downstream.js";
@@ -11,9 +12,20 @@ export interface Exchange {
   cut(): void;
 }
 
-/** A sandbox's keep-alive pool and its exchanges in flight. */
+/** Where one request goes inside a sandbox, and how. */
+export interface Upstream {
+  /** The sandbox's address on the host. */
+  address: string;
+  /** The port serves HTTPS (the sandbox's `httpsPorts`): TLS, certificate not verified. */
+  tls: boolean;
+  /** The Host to send instead of the client's (the sandbox's `maskRequestHost`). */
+  host?: string;
+}
+
+/** A sandbox's keep-alive pools (plain and TLS) and its exchanges in flight. */
 export interface SandboxConnections {
   agent: http.Agent;
+  tlsAgent: https.Agent;
   exchanges: Set<Exchange>;
 }
 
@@ -29,14 +41,17 @@ export class SandboxPools {
   of(sandboxID: string): SandboxConnections {
     let connections = this.pools.get(sandboxID);
     if (!connections) {
+      const pool = {
+        keepAlive: true,
+        maxSockets: this.o.maxSockets,
+        maxFreeSockets: 64,
+        scheduling: "lifo" as const,
+        timeout: this.o.idleTimeoutMs,
+      };
       connections = {
-        agent: new http.Agent({
-          keepAlive: true,
-          maxSockets: this.o.maxSockets,
-          maxFreeSockets: 64,
-          scheduling: "lifo",
-          timeout: this.o.idleTimeoutMs,
-        }),
+        agent: new http.Agent(pool),
+        // a sandbox's own servers have certificates nobody can check (self-signed, any name)
+        tlsAgent: new https.Agent({ ...pool, rejectUnauthorized: false }),
         exchanges: new Set(),
       };
       this.pools.set(sandboxID, connections);
@@ -55,6 +70,7 @@ export class SandboxPools {
     this.pools.delete(sandboxID);
     for (const exchange of connections.exchanges) exchange.cut();
     connections.agent.destroy();
+    connections.tlsAgent.destroy();
   }
 
   cutAll(): void {

@@ -1,14 +1,15 @@
 import http from "node:http";
+import https from "node:https";
 import type { Readable, Writable } from "node:stream";
 import type { Downstream } from "./downstream.js";
-import type { Exchange, ExchangeContext } from "./exchanges.js";
+import type { Exchange, ExchangeContext, Upstream } from "./exchanges.js";
 import type { ProxyTarget } from "./routing.js";
 
 /** Sends one request to the sandbox and its response back; retries once a bodiless request on a stale pooled socket. */
 export function forward(
   ctx: ExchangeContext,
   target: ProxyTarget,
-  address: string,
+  to: Upstream,
   method: string,
   path: string,
   headers: string[],
@@ -64,14 +65,10 @@ export function forward(
   const send = (attempt: number): void => {
     let request: http.ClientRequest;
     try {
-      request = http.request({
-        host: address,
-        port: target.port,
-        method,
-        path,
-        headers,
-        agent: connections.agent,
-      });
+      const options = { host: to.address, port: target.port, method, path, headers };
+      request = to.tls
+        ? https.request({ ...options, agent: connections.tlsAgent })
+        : http.request({ ...options, agent: connections.agent });
     } catch (err) {
       ending = true;
       ctx.replyWith(down, {

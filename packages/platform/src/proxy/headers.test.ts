@@ -42,6 +42,19 @@ describe("upstreamRequestHeaders", () => {
     ]);
   });
 
+  test("sends a masked Host, keeping the original in X-Forwarded-Host", () => {
+    const out = pairs(
+      upstreamRequestHeaders(raw, {
+        clientAddress: "192.0.2.7",
+        trusted: false,
+        upgrade: false,
+        host: "internal.example:80",
+      }),
+    );
+    expect(out[0]).toEqual(["Host", "internal.example:80"]);
+    expect(out).toContainEqual(["X-Forwarded-Host", "80-sbx.localhost"]);
+  });
+
   test("extends trusted X-Forwarded-* and keeps Upgrade for upgrades", () => {
     const out = pairs(
       upstreamRequestHeaders(raw, { clientAddress: "192.0.2.7", trusted: true, upgrade: true }),

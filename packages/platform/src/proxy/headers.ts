@@ -39,6 +39,8 @@ export interface ForwardingInfo {
   trusted: boolean;
   /** Keep `Upgrade` and send `Connection: Upgrade`. */
   upgrade: boolean;
+  /** The Host to send instead of the client's (a sandbox's `maskRequestHost`). */
+  host?: string;
 }
 
 /**
@@ -60,7 +62,9 @@ export function upstreamRequestHeaders(raw: readonly string[], info: ForwardingI
     switch (lower) {
       case "host":
         host = value;
-        break;
+        if (info.host === undefined) break;
+        out.push(name, info.host);
+        continue;
       case "connection":
         listed = listedInConnection(value);
         continue;

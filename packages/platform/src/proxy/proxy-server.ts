@@ -23,6 +23,7 @@
  * requests (WebSocket and others) are forwarded, and after the 101 the two sockets are joined
  * with half-close kept.
  */
+import { timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
@@ -30,7 +31,7 @@ import type { Duplex } from "node:stream";
 import { type Logger, silentLogger } from "../lib/log.js";
 import { DomainError, HTTP_STATUS } from "../model/errors.js";
 import { type Downstream, H1Downstream, H2Downstream } from "./downstream.js";
-import { type ExchangeContext, type SandboxConnections, SandboxPools } from "./exchanges.js";
+import { type ExchangeContext, type SandboxConnections, SandboxPools, type Upstream } from "./exchanges.js";
 import { forward } from "./forward.js";
 import { clientAddress, rawFromH2, upstreamRequestHeaders } from "./headers.js";
 import {
@@ -38,12 +39,15 @@ import {
   type ErrorReply,
   noRouteReply,
   notRunning,
+  resumeForbiddenReply,
+  TRAFFIC_TOKEN_HEADER,
+  trafficTokenReply,
   upstreamErrorReply,
   writeRawReply,
 } from "./replies.js";
 import { ENVD_PORT, type ProxyTarget, parseTarget, signedFileMatcher } from "./routing.js";
 import { tunnel } from "./tunnel.js";
-import type { ProxyMetrics, SandboxLocation, SandboxResolver } from "./types.js";
+import type { ProxyMetrics, SandboxAccess, SandboxLocation, SandboxResolver } from "./types.js";
 
 export interface ProxyServerOptions {
   resolver: SandboxResolver;
@@ -102,6 +106,7 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
       sandbox_paused: 0,
       resume_failed: 0,
       sandbox_broken: 0,
+      forbidden: 0,
       resolver_failed: 0,
       port_closed: 0,
       upstream_unreachable: 0,
@@ -114,7 +119,10 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
   private readonly h2: http2.Http2Server;
   private readonly sockets = new Set<net.Socket>();
   private readonly pools: SandboxPools;
-  private readonly resuming = new Map<string, Promise<string | ErrorReply>>();
+  private readonly resuming = new Map<
+    string,
+    Promise<{ address: string; access?: SandboxAccess } | ErrorReply>
+  >();
   private readonly resolver: SandboxResolver;
   readonly log: Logger;
   readonly trusted: boolean;
@@ -222,8 +230,8 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
       parseTarget(headers["e2b-sandbox-id"], headers["e2b-sandbox-port"], headers.host) ??
       (await this.signedTarget(req.method ?? "GET", req.url ?? "/"));
     if (!target) return this.replyWith(down, this.noRouteReply);
-    const address = await this.locate(target.sandboxID);
-    if (typeof address !== "string") return this.replyWith(down, address);
+    const to = await this.locate(target, headers[TRAFFIC_TOKEN_HEADER]);
+    if (!isUpstream(to)) return this.replyWith(down, to);
     if (down.gone) return;
     const length = headers["content-length"];
     const hasBody = length !== undefined ? length !== "0" : headers["transfer-encoding"] !== undefined;
@@ -231,11 +239,12 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
       clientAddress: clientAddress(req.socket),
       trusted: this.trusted,
       upgrade: false,
+      ...(to.host !== undefined ? { host: to.host } : {}),
     });
     forward(
       this,
       target,
-      address,
+      to,
       req.method ?? "GET",
       req.url ?? "/",
       upstreamHeaders,
@@ -263,18 +272,19 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
         headers[":authority"] ?? headers.host,
       ) ?? (await this.signedTarget(method, headers[":path"] ?? "/"));
     if (!target) return this.replyWith(down, this.noRouteReply);
-    const address = await this.locate(target.sandboxID);
-    if (typeof address !== "string") return this.replyWith(down, address);
+    const to = await this.locate(target, headers[TRAFFIC_TOKEN_HEADER]);
+    if (!isUpstream(to)) return this.replyWith(down, to);
     if (down.gone) return;
     const upstreamHeaders = upstreamRequestHeaders(rawFromH2(headers), {
       clientAddress: clientAddress(stream.session?.socket),
       trusted: this.trusted,
       upgrade: false,
+      ...(to.host !== undefined ? { host: to.host } : {}),
     });
     forward(
       this,
       target,
-      address,
+      to,
       method,
       headers[":path"] ?? "/",
       upstreamHeaders,
@@ -291,11 +301,11 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
     const headers = req.headers;
     const target = parseTarget(headers["e2b-sandbox-id"], headers["e2b-sandbox-port"], headers.host);
     if (!target) return this.replyRaw(socket, this.noRouteReply);
-    const address = await this.locate(target.sandboxID);
-    if (typeof address !== "string") return this.replyRaw(socket, address);
+    const to = await this.locate(target, headers[TRAFFIC_TOKEN_HEADER]);
+    if (!isUpstream(to)) return this.replyRaw(socket, to);
     if (socket.destroyed) return;
 
-    tunnel(this, target, address, req, socket, head);
+    tunnel(this, target, to, req, socket, head);
   }
 
   /** A signed file URL without routing information goes to the sandbox whose token signed it. */
@@ -312,8 +322,16 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
     }
   }
 
-  /** The sandbox's address, resuming it first when it is paused with autoResume; or the error to answer. */
-  private async locate(sandboxID: string): Promise<string | ErrorReply> {
+  /**
+   * Where a request goes: the sandbox's address, resuming it first when it is paused with
+   * autoResume, once its traffic access token (if it is private) checks out; or the error to
+   * answer.
+   */
+  private async locate(
+    target: ProxyTarget,
+    token: string | string[] | undefined,
+  ): Promise<Upstream | ErrorReply> {
+    const { sandboxID } = target;
     let location: SandboxLocation | undefined;
     try {
       location = await this.resolver.resolve(sandboxID);
@@ -325,7 +343,11 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
         body: { code: 500, message: `Could not look up the sandbox ${sandboxID}; try again`, sandboxID },
       };
     }
-    if (location?.state === "running") return location.address;
+    if (location?.state === "running") {
+      return (
+        refusedToken(target, location.access, token) ?? upstreamOf(target, location.address, location.access)
+      );
+    }
     if (location?.state === "error") return brokenReply(sandboxID, location.reason);
     if (!location) {
       // Gone without the orchestrator telling us: drop what is left of it.
@@ -343,11 +365,14 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
         `The sandbox ${sandboxID} is paused and not running; connect to it (Sandbox.connect) to resume it`,
       );
     }
-    return this.resume(sandboxID);
+    // traffic without the token wakes nobody
+    if (refusedToken(target, location.access, token)) return resumeForbiddenReply(sandboxID);
+    const resumed = await this.resume(sandboxID);
+    return "address" in resumed ? upstreamOf(target, resumed.address, resumed.access) : resumed;
   }
 
   /** One resume however many requests wait on it. */
-  private resume(sandboxID: string): Promise<string | ErrorReply> {
+  private resume(sandboxID: string): Promise<{ address: string; access?: SandboxAccess } | ErrorReply> {
     let pending = this.resuming.get(sandboxID);
     if (!pending) {
       this.metrics.resumes++;
@@ -359,7 +384,7 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
       );
       pending = this.resolver.resume!(sandboxID)
         .then(
-          (resumed) => resumed?.address ?? failed,
+          (resumed) => resumed ?? failed,
           (err: unknown): ErrorReply => {
             // the team at its limit: said as the API would say it to a connect
             if (err instanceof DomainError && err.code === "quota") {
@@ -441,4 +466,39 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
     socket.once("connect", clear);
     socket.once("close", clear);
   };
+}
+
+function isUpstream(to: Upstream | ErrorReply): to is Upstream {
+  return "address" in to;
+}
+
+/** How a request reaches its port: TLS for the sandbox's `httpsPorts`, its `maskRequestHost`. */
+function upstreamOf(target: ProxyTarget, address: string, access: SandboxAccess | undefined): Upstream {
+  if (target.port === ENVD_PORT || !access) return { address, tls: false };
+  const mask = access.maskRequestHost?.replaceAll("${PORT}", String(target.port));
+  return {
+    address,
+    tls: access.httpsPorts?.includes(target.port) ?? false,
+    ...(mask !== undefined ? { host: mask } : {}),
+  };
+}
+
+/**
+ * The 403 for a private sandbox's port (every one but envd's, which has its own token) when
+ * the request lacks its traffic access token or sends another; compared in constant time.
+ */
+function refusedToken(
+  target: ProxyTarget,
+  access: SandboxAccess | undefined,
+  sent: string | string[] | undefined,
+): ErrorReply | undefined {
+  const expected = access?.trafficAccessToken;
+  if (!expected || target.port === ENVD_PORT) return undefined;
+  const token = Array.isArray(sent) ? sent[0] : sent;
+  if (token === undefined) return trafficTokenReply(target.sandboxID, false);
+  const a = Buffer.from(token);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b)
+    ? undefined
+    : trafficTokenReply(target.sandboxID, true);
 }

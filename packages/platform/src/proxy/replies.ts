@@ -7,7 +7,35 @@ import type { ProxyErrorKind } from "./types.js";
 export interface ErrorReply {
   status: number;
   kind: ProxyErrorKind;
-  body: { code: number; message: string; sandboxID?: string; port?: number };
+  body: { code: number; message: string; sandboxID?: string; sandboxId?: string; port?: number };
+}
+
+export const TRAFFIC_TOKEN_HEADER = "e2b-traffic-access-token";
+
+/** 403 for a private sandbox's port without its traffic access token: the hosted service's bodies. */
+export function trafficTokenReply(sandboxId: string, sent: boolean): ErrorReply {
+  const why = sent
+    ? `Provided token in header '${TRAFFIC_TOKEN_HEADER}' is invalid`
+    : `Token header '${TRAFFIC_TOKEN_HEADER}' is missing`;
+  return {
+    status: 403,
+    kind: "forbidden",
+    body: { sandboxId, message: `Sandbox is secured with traffic access token. ${why}`, code: 403 },
+  };
+}
+
+/** 403 for traffic that would wake a private paused sandbox without its token. */
+export function resumeForbiddenReply(sandboxId: string): ErrorReply {
+  return {
+    status: 403,
+    kind: "forbidden",
+    body: {
+      sandboxId,
+      message:
+        "This sandbox can't be resumed with the credentials provided. Check your access token and try again.",
+      code: 403,
+    },
+  };
 }
 
 /** 400 for a request that names no sandbox. */

@@ -1,6 +1,7 @@
 import http from "node:http";
 import net from "node:net";
-import type { Exchange, ExchangeContext } from "./exchanges.js";
+import tls from "node:tls";
+import type { Exchange, ExchangeContext, Upstream } from "./exchanges.js";
 import { clientAddress, downstreamRawHeaders, upstreamRequestHeaders } from "./headers.js";
 import { headerBlock } from "./replies.js";
 import type { ProxyTarget } from "./routing.js";
@@ -13,7 +14,7 @@ import type { ProxyTarget } from "./routing.js";
 export function tunnel(
   ctx: ExchangeContext,
   target: ProxyTarget,
-  address: string,
+  to: Upstream,
   req: http.IncomingMessage,
   socket: net.Socket,
   head: Buffer,
@@ -21,6 +22,7 @@ export function tunnel(
   const metrics = ctx.metrics;
   const connections = ctx.connectionsOf(target.sandboxID);
   const port = target.port;
+  const { address } = to;
   const up = http.request({
     host: address,
     port,
@@ -30,9 +32,14 @@ export function tunnel(
       clientAddress: clientAddress(socket),
       trusted: ctx.trusted,
       upgrade: true,
+      ...(to.host !== undefined ? { host: to.host } : {}),
     }),
     // Dedicated and half-open: after the 101 this socket is one end of a raw tunnel.
-    createConnection: () => net.connect({ host: address, port, allowHalfOpen: true, noDelay: true }),
+    createConnection: () => {
+      const socket = net.connect({ host: address, port, allowHalfOpen: true, noDelay: true });
+      // the sandbox's own HTTPS server: its certificate cannot be checked (see httpsPorts)
+      return to.tls ? tls.connect({ socket, rejectUnauthorized: false }) : socket;
+    },
   });
   let tunnel: net.Socket | undefined;
   let answered = false;

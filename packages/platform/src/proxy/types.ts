@@ -1,7 +1,21 @@
+/** How a sandbox's own URLs are served (its create's `network`). */
+export interface SandboxAccess {
+  /** Every port but envd's needs it in the `e2b-traffic-access-token` header. */
+  trafficAccessToken?: string;
+  /** The Host header requests go upstream with; `${PORT}` stands for the port. */
+  maskRequestHost?: string;
+  /** Ports inside the sandbox that serve HTTPS: the proxy speaks TLS to them (unverified). */
+  httpsPorts?: readonly number[];
+}
+
 /** Where a sandbox can be reached, as the orchestrator knows it right now. */
 export type SandboxLocation =
-  | { state: "running" /** The sandbox's IP address on the host. */; address: string }
-  | { state: "paused" /** Resume on the first request instead of answering 502. */; autoResume: boolean }
+  | { state: "running" /** The sandbox's IP address on the host. */; address: string; access?: SandboxAccess }
+  | {
+      state: "paused" /** Resume on the first request instead of answering 502. */;
+      autoResume: boolean;
+      access?: SandboxAccess;
+    }
   | { state: "error" /** It stopped working by itself: why. */; reason: string };
 
 /**
@@ -11,7 +25,7 @@ export type SandboxLocation =
 export interface SandboxResolver {
   resolve(sandboxID: string): Promise<SandboxLocation | undefined>;
   /** Resumes a paused sandbox; `undefined` when it cannot be resumed. Needed for autoResume. */
-  resume?(sandboxID: string): Promise<{ address: string } | undefined>;
+  resume?(sandboxID: string): Promise<{ address: string; access?: SandboxAccess } | undefined>;
   /** Looks at a sandbox whose agent does not answer; resolves whether it stopped working. */
   checkHealth?(sandboxID: string): Promise<boolean>;
   /**
@@ -29,6 +43,7 @@ export type ProxyErrorKind =
   | "sandbox_paused"
   | "resume_failed"
   | "sandbox_broken"
+  | "forbidden"
   | "resolver_failed"
   | "port_closed"
   | "upstream_unreachable"

@@ -17,7 +17,7 @@ export function presentSandbox(s: Sandbox, opts: PresentOptions): Schemas["Sandb
     clientID: "local",
     envdVersion: opts.envdVersion,
     envdAccessToken: s.envdAccessToken,
-    trafficAccessToken: null,
+    trafficAccessToken: s.trafficAccessToken ?? null,
     domain: opts.domain,
   };
 }
