@@ -15,6 +15,8 @@ import { envdBundleDir } from "./envd-dir.js";
 import { createProgress } from "./output/progress.js";
 import { STORE_HELP, STORE_OPTIONS, storeLocation } from "./store-location.js";
 
+const DEFAULT_TLS_PORT = 3003;
+
 const HELP = `x serve: run the platform (API, proxy, orchestrator) in this process
 
   --port N            API port (X_PORT, default ${DEFAULTS.apiPort}; 0 picks a free one, shown when ready)
@@ -48,6 +50,14 @@ ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUN
   --dns-upstream IP[:PORT][,…]
                       resolvers the sandboxes' DNS service forwards to; "none" refuses every
                       query (X_DNS_UPSTREAM, default this host's resolv.conf)
+  --tls-port N|off    the proxy's HTTPS port, for https://{port}-{id}.DOMAIN (HTTP/1.1 and h2)
+                      (X_TLS_PORT, default ${DEFAULT_TLS_PORT}; 0 picks a free one)
+  --tls-cert FILE, --tls-key FILE
+                      your certificate for *.DOMAIN and its key, PEM (X_TLS_CERT, X_TLS_KEY);
+                      by default a local CA made on first start (DATA_DIR/tls) signs one
+  --dns-listen IP:PORT
+                      answer DNS for DOMAIN and *.DOMAIN there with the proxy's address, for
+                      machines that use it as resolver (X_DNS_LISTEN, default off)
   --log-level L       debug, info, warn, error or silent (X_LOG_LEVEL, default info)
   --log-format F      pretty (readable lines, the default on a terminal) or json (the default
                       otherwise) (X_LOG_FORMAT)
@@ -83,6 +93,10 @@ export function serveConfig(argv: string[]): ServeOptions {
       "deep-pause-after": { type: "string" },
       "allow-internal": { type: "string" },
       "dns-upstream": { type: "string" },
+      "tls-port": { type: "string" },
+      "tls-cert": { type: "string" },
+      "tls-key": { type: "string" },
+      "dns-listen": { type: "string" },
       "log-level": { type: "string" },
       "log-format": { type: "string" },
       demo: { type: "boolean", default: false },
@@ -129,6 +143,14 @@ export function serveConfig(argv: string[]): ServeOptions {
           .map((x) => x.trim())
           .filter(Boolean);
   const dnsUpstream = values["dns-upstream"] ?? env.X_DNS_UPSTREAM;
+  const tlsPort = values["tls-port"] ?? env.X_TLS_PORT;
+  const tlsCert = values["tls-cert"] ?? env.X_TLS_CERT;
+  const tlsKey = values["tls-key"] ?? env.X_TLS_KEY;
+  if ((tlsCert === undefined) !== (tlsKey === undefined))
+    throw new Error("--tls-cert and --tls-key go together");
+  const dnsListen = values["dns-listen"] ?? env.X_DNS_LISTEN;
+  if (dnsListen !== undefined && !/^(\[[^\]]+\]|[^:]+):\d+$/.test(dnsListen))
+    throw new Error(`--dns-listen must be IP:PORT, got ${dnsListen}`);
   const logLevel = values["log-level"] ?? env.X_LOG_LEVEL ?? "info";
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
     throw new Error(`--log-level must be one of ${LOG_LEVELS.join(", ")}, got ${logLevel}`);
@@ -158,6 +180,9 @@ export function serveConfig(argv: string[]): ServeOptions {
       ...(processLimit !== undefined ? { processLimit } : {}),
       allowInternal: list(values["allow-internal"] ?? env.X_ALLOW_INTERNAL) ?? DEFAULTS.allowInternal,
       dnsUpstreams: dnsUpstream === "none" ? [] : list(dnsUpstream),
+      ...(tlsPort === "off" ? {} : { tlsPort: port(tlsPort, DEFAULT_TLS_PORT, "--tls-port") }),
+      ...(tlsCert !== undefined ? { tlsCertFile: tlsCert, tlsKeyFile: tlsKey } : {}),
+      ...(dnsListen !== undefined ? { dnsListen } : {}),
       envdDir: envdBundleDir(),
     },
   };
@@ -234,6 +259,27 @@ export async function serve(argv: string[]): Promise<number> {
         : "x: API keys: 'x keys create NAME' makes a new one",
       "x: point the e2b client or @x/sdk here with:",
       `   export E2B_API_URL=${apiUrl} E2B_SANDBOX_URL=${proxyUrl} E2B_API_KEY=${key ?? "<your key>"}`,
+      ...(platform.tlsPort !== undefined
+        ? [
+            `x: sandbox URLs over HTTPS (HTTP/1.1 and h2): https://{port}-{sandboxID}.${platform.sandboxDomain}, as sandbox.getHost(port) gives them`,
+          ]
+        : []),
+      ...(platform.caFile
+        ? [
+            `x: its certificate is signed by a local CA, ${platform.caFile}; trust it with`,
+            `   export NODE_EXTRA_CA_CERTS=${platform.caFile}   # Node`,
+            `   cp ${platform.caFile} /usr/local/share/ca-certificates/x-local-ca.crt && update-ca-certificates   # the system`,
+          ]
+        : []),
+      ...(platform.dnsListenPort !== undefined
+        ? [
+            `x: DNS for ${config.domain} and *.${config.domain} at ${config.dnsListen}: use it as a resolver to open sandbox URLs by name`,
+          ]
+        : config.domain.endsWith("localhost")
+          ? [
+              `x: curl and browsers reach *.${config.domain} on this host by themselves; other clients need --dns-listen`,
+            ]
+          : []),
       "",
     ].join("\n"),
   );

@@ -52,6 +52,13 @@ export interface PlatformConfig {
    * host's own (resolv.conf) when unset, none (every query refused) when empty.
    */
   dnsUpstreams?: string[];
+  /** The proxy's HTTPS port for `https://{port}-{id}.{domain}` (0: any free one); no HTTPS when unset. */
+  tlsPort?: number;
+  /** The operator's certificate (PEM, for `*.{domain}`) and its key; a local CA's otherwise. */
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  /** `IP:PORT` where a DNS listener answers `{domain}` and `*.{domain}` with the proxy's address. */
+  dnsListen?: string;
 }
 
 export const DEFAULTS: Omit<PlatformConfig, "envdDir"> = {
@@ -59,7 +66,7 @@ export const DEFAULTS: Omit<PlatformConfig, "envdDir"> = {
   apiPort: 3000,
   proxyPort: 3002,
   host: "0.0.0.0",
-  domain: "localhost",
+  domain: "sandbox.localhost",
   networkPrefix: "x",
   networkCidr: "10.200.0.0/16",
   deepPauseAfterMs: 10 * 60_000,

@@ -8,6 +8,7 @@ import type { PlatformConfig } from "./config.js";
 import { createLogger, type Logger } from "./lib/log.js";
 import type { Team } from "./model/team.js";
 import { hostResolvers, parseUpstream } from "./network/dns-forwarder.js";
+import { DomainDns } from "./network/domain-dns.js";
 import { EgressServices } from "./network/egress.js";
 import { createNetworkManager } from "./network/network-manager.js";
 import { withMetricsEndpoint } from "./observability/metrics-endpoint.js";
@@ -16,7 +17,13 @@ import { createPlatformMetrics } from "./observability/platform-metrics.js";
 import { BootBudget } from "./orchestrator/boot-budget.js";
 import { Orchestrator } from "./orchestrator/orchestrator.js";
 import { WarmPool } from "./orchestrator/warm-pool.js";
-import { createProxyServer, type ProxyServer, registerProxyMetrics } from "./proxy/index.js";
+import {
+  createProxyServer,
+  listenHttps,
+  type ProxyServer,
+  proxyCertificate,
+  registerProxyMetrics,
+} from "./proxy/index.js";
 import type { ImageBuildProgress } from "./rootfs/base-image.js";
 import { availableRuntimes } from "./runtime/available.js";
 import { reserveHostTasks } from "./runtime/host-limits.js";
@@ -38,6 +45,17 @@ export interface Platform {
   warmPool: WarmPool;
   apiPort: number;
   proxyPort: number;
+  /**
+   * The domain the API tells clients (`getHost(port)` is `{port}-{id}.{sandboxDomain}`): the
+   * configured one, with the HTTPS port when that is not 443.
+   */
+  sandboxDomain: string;
+  /** The proxy's HTTPS port, when it serves HTTPS. */
+  tlsPort?: number;
+  /** The local CA's certificate to trust for HTTPS, when the platform made its own. */
+  caFile?: string;
+  /** The port of the sandbox domain's DNS listener, when there is one. */
+  dnsListenPort?: number;
   /** Set on the first start only: the first team's API key, shown once. */
   firstApiKey?: string;
   /** The first team created on first start (for the CLI's demo and key commands). */
@@ -87,6 +105,18 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
   const root = hooks.log ?? createLogger();
   const log = root.child({ component: "platform" });
   await mkdir(config.dataDir, { recursive: true });
+  // settings that can be refused are read before anything starts
+  const dnsListen =
+    config.dnsListen === undefined ? undefined : parseUpstream(config.dnsListen, { listen: true });
+  const tlsIdentity =
+    config.tlsPort === undefined
+      ? undefined
+      : await proxyCertificate({
+          dir: path.join(config.dataDir, "tls"),
+          domain: config.domain,
+          certFile: config.tlsCertFile,
+          keyFile: config.tlsKeyFile,
+        });
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const runtimes = await availableRuntimes(config.dataDir);
   const defaultRuntime = config.defaultRuntime ?? (runtimes.has("runsc") ? "runsc" : "runc");
@@ -100,7 +130,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
   });
   const egress = new EgressServices({
     network,
-    upstreams: config.dnsUpstreams ? config.dnsUpstreams.map(parseUpstream) : await hostResolvers(),
+    upstreams: config.dnsUpstreams ? config.dnsUpstreams.map((u) => parseUpstream(u)) : await hostResolvers(),
     log: root,
   });
   network.onRemoved = (id) => egress.forget(id);
@@ -192,6 +222,31 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
   });
   sampler.start();
   registerProxyMetrics(metrics.registry, () => proxy?.metrics);
+  proxy = createProxyServer({
+    domain: config.domain,
+    log: root.child({ component: "proxy" }),
+    resolver: {
+      resolve: (id) => orchestrator.route(id),
+      resume: (id) => orchestrator.resumeOnTraffic(id),
+      checkHealth: (id) => orchestrator.checkHealth(id),
+      resolveSigned: async (matches) => orchestrator.signedBy(matches),
+    },
+  });
+  await proxy.listen(config.proxyPort, config.host);
+  const https =
+    tlsIdentity &&
+    (await listenHttps(proxy, { port: config.tlsPort!, host: config.host, identity: tlsIdentity }));
+  // the client opens https://{port}-{id}.{domain}: the domain it is told carries the HTTPS port
+  const publicDomain = https && https.port !== 443 ? `${config.domain}:${https.port}` : config.domain;
+  const domainDns =
+    dnsListen &&
+    new DomainDns({
+      domain: config.domain,
+      // the proxy's address as clients reach it: a wildcard listener is reached on loopback
+      address: config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host,
+      log: root.child({ component: "domain-dns" }),
+    });
+  const dnsListenPort = domainDns && (await domainDns.listen(dnsListen!.port, dnsListen!.host));
   const apiLog = root.child({ component: "api" });
   const api = http.createServer(
     withMetricsEndpoint(
@@ -202,7 +257,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
         builds,
         sampler,
         log: apiLog,
-        domain: config.domain,
+        domain: publicDomain,
         envdVersion: ENVD_VERSION,
         platformVersion: PLATFORM_VERSION,
         maxSandboxesPerTeam: config.maxSandboxesPerTeam,
@@ -220,17 +275,6 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
   );
   api.keepAliveTimeout = 65_000;
   const apiPort = await listen(api, config.apiPort, config.host);
-  proxy = createProxyServer({
-    domain: config.domain,
-    log: root.child({ component: "proxy" }),
-    resolver: {
-      resolve: (id) => orchestrator.route(id),
-      resume: (id) => orchestrator.resumeOnTraffic(id),
-      checkHealth: (id) => orchestrator.checkHealth(id),
-      resolveSigned: async (matches) => orchestrator.signedBy(matches),
-    },
-  });
-  await proxy.listen(config.proxyPort, config.host);
   log.info(
     { apiPort, proxyPort: proxy.port, runtimes: [...runtimes.keys()], defaultRuntime },
     "platform ready",
@@ -243,10 +287,18 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     warmPool,
     apiPort,
     proxyPort: proxy.port,
+    sandboxDomain: publicDomain,
+    ...(https ? { tlsPort: https.port } : {}),
+    ...(tlsIdentity?.caFile ? { caFile: tlsIdentity.caFile } : {}),
+    ...(dnsListenPort !== undefined ? { dnsListenPort } : {}),
     firstApiKey,
     defaultTeam: () => store.teams.defaultTeam(),
     close: async (opts = {}) => {
-      await Promise.all([new Promise<void>((resolve) => api.close(() => resolve())), proxy?.close()]);
+      await Promise.all([
+        new Promise<void>((resolve) => api.close(() => resolve())),
+        proxy?.close(),
+        https?.close(),
+      ]);
       api.closeAllConnections();
       await sampler.stop();
       await builds.builder.close();
@@ -265,6 +317,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
       }
       cpuFairness.stop();
       orchestrator.detach();
+      domainDns?.close();
       await egress.close();
       await store.close();
     },

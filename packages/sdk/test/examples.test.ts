@@ -45,7 +45,9 @@ describe("examples", () => {
 
   it("web-server fetches a page from a server in the sandbox through the proxy", async () => {
     expect(await webServer(options)).toBe("<h1>hello from the sandbox</h1>\n");
-    expect(lines[0]).toMatch(/^serving on http:\/\/8000-\S+\.localhost\/ through http:\/\/127\.0\.0\.1:\d+$/);
+    expect(lines[0]).toMatch(
+      /^serving on http:\/\/8000-\S+\.sandbox\.localhost\/ through http:\/\/127\.0\.0\.1:\d+$/,
+    );
   });
 
   it("build-template builds, starts and deletes a template", async () => {

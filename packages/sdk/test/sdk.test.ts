@@ -77,7 +77,7 @@ describe("sandbox lifecycle", () => {
 
     // The host routes through the proxy: envd's own health route answers under it.
     const host = sandbox.getHost(49983);
-    expect(host).toBe(`49983-${sandbox.sandboxId}.localhost`);
+    expect(host).toBe(`49983-${sandbox.sandboxId}.sandbox.localhost`);
     const { port } = new URL(t.proxyUrl);
     const status = await new Promise<number | undefined>((resolve, reject) => {
       http

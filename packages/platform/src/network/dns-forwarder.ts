@@ -31,8 +31,11 @@ export interface DnsForwarderOptions {
   timeoutMs?: number;
 }
 
-/** `1.2.3.4`, `1.2.3.4:5353`, `[::1]:53` or `::1`; throws on anything else. */
-export function parseUpstream(text: string): Upstream {
+/**
+ * `1.2.3.4`, `1.2.3.4:5353`, `[::1]:53` or `::1` (port 53 when none is given); throws on
+ * anything else. A listening address (`listen`) may name port 0: any free one.
+ */
+export function parseUpstream(text: string, o: { listen?: boolean } = {}): Upstream {
   const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
   const hostPort = /^([^:]+):(\d+)$/.exec(text);
   const [host, port] = bracketed
@@ -41,8 +44,10 @@ export function parseUpstream(text: string): Upstream {
       ? [hostPort[1]!, hostPort[2]]
       : [text, undefined];
   const n = port === undefined ? 53 : Number(port);
-  if (net.isIP(host) === 0 || !Number.isInteger(n) || n < 1 || n > 65535) {
-    throw new Error(`a DNS upstream must be IP or IP:PORT, got "${text}"`);
+  if (net.isIP(host) === 0 || !Number.isInteger(n) || n < (o.listen ? 0 : 1) || n > 65535) {
+    throw new Error(
+      `a DNS ${o.listen ? "listening address" : "upstream"} must be IP or IP:PORT, got "${text}"`,
+    );
   }
   return { host, port: n };
 }

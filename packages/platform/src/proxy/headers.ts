@@ -1,6 +1,7 @@
 import type http from "node:http";
 import type http2 from "node:http2";
 import type net from "node:net";
+import tls from "node:tls";
 
 /** Headers that describe one connection rather than the message (RFC 9110 7.6.1), never forwarded. */
 function isHopByHop(lower: string): boolean {
@@ -41,6 +42,8 @@ export interface ForwardingInfo {
   upgrade: boolean;
   /** The Host to send instead of the client's (a sandbox's `maskRequestHost`). */
   host?: string;
+  /** How the client reached the proxy (default http). */
+  proto?: "http" | "https";
 }
 
 /**
@@ -95,7 +98,7 @@ export function upstreamRequestHeaders(raw: readonly string[], info: ForwardingI
     "X-Forwarded-For",
     forwardedFor ? `${forwardedFor}, ${info.clientAddress}` : info.clientAddress,
     "X-Forwarded-Proto",
-    forwardedProto ?? "http",
+    forwardedProto ?? info.proto ?? "http",
   );
   const shownHost = forwardedHost ?? host;
   if (shownHost) out.push("X-Forwarded-Host", shownHost);
@@ -146,4 +149,9 @@ export function downstreamH2Headers(res: http.IncomingMessage): http2.OutgoingHt
 export function clientAddress(socket: net.Socket | undefined): string {
   const address = socket?.remoteAddress ?? "";
   return address.startsWith("::ffff:") ? address.slice(7) : address;
+}
+
+/** How the client reached the proxy: over its HTTPS port or in plain HTTP. */
+export function clientProto(socket: net.Socket | undefined): "http" | "https" {
+  return socket instanceof tls.TLSSocket ? "https" : "http";
 }

@@ -28,12 +28,13 @@ import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import type { Duplex } from "node:stream";
+import type tls from "node:tls";
 import { type Logger, silentLogger } from "../lib/log.js";
 import { DomainError, HTTP_STATUS } from "../model/errors.js";
 import { type Downstream, H1Downstream, H2Downstream } from "./downstream.js";
 import { type ExchangeContext, type SandboxConnections, SandboxPools, type Upstream } from "./exchanges.js";
 import { forward } from "./forward.js";
-import { clientAddress, rawFromH2, upstreamRequestHeaders } from "./headers.js";
+import { clientAddress, clientProto, rawFromH2, upstreamRequestHeaders } from "./headers.js";
 import {
   brokenReply,
   type ErrorReply,
@@ -71,6 +72,11 @@ export interface ProxyServer {
   /** The bound port (useful after listening on 0). */
   readonly port: number;
   listen(port: number, host?: string): Promise<void>;
+  /**
+   * Serves a connection that arrived elsewhere, already decrypted (the HTTPS listener's):
+   * HTTP/2 when the client chose `h2` by ALPN, HTTP/1.1 otherwise. Closed with the proxy.
+   */
+  serveDecrypted(socket: tls.TLSSocket): void;
   /** Destroys every client and upstream socket of the sandbox's open exchanges and its pool. */
   closeSandboxConnections(sandboxID: string): void;
   /** Stops listening and destroys every connection. */
@@ -180,6 +186,12 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
     });
   }
 
+  serveDecrypted(socket: tls.TLSSocket): void {
+    this.track(socket);
+    if (socket.alpnProtocol === "h2") this.h2.emit("connection", socket);
+    else this.h1.emit("connection", socket);
+  }
+
   closeSandboxConnections(sandboxID: string): void {
     this.pools.cut(sandboxID);
   }
@@ -193,11 +205,15 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
     await closed;
   }
 
-  private accept(socket: net.Socket): void {
+  private track(socket: net.Socket): void {
     this.sockets.add(socket);
     socket.once("close", () => this.sockets.delete(socket));
     socket.on("error", ignore); // the protocol servers handle errors once they own the socket
     socket.setNoDelay(true);
+  }
+
+  private accept(socket: net.Socket): void {
+    this.track(socket);
     let seen: Buffer | undefined;
     const sniff = (chunk: Buffer): void => {
       const data = seen ? Buffer.concat([seen, chunk]) : chunk;
@@ -237,6 +253,7 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
     const hasBody = length !== undefined ? length !== "0" : headers["transfer-encoding"] !== undefined;
     const upstreamHeaders = upstreamRequestHeaders(req.rawHeaders, {
       clientAddress: clientAddress(req.socket),
+      proto: clientProto(req.socket),
       trusted: this.trusted,
       upgrade: false,
       ...(to.host !== undefined ? { host: to.host } : {}),
@@ -277,6 +294,7 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
     if (down.gone) return;
     const upstreamHeaders = upstreamRequestHeaders(rawFromH2(headers), {
       clientAddress: clientAddress(stream.session?.socket),
+      proto: clientProto(stream.session?.socket),
       trusted: this.trusted,
       upgrade: false,
       ...(to.host !== undefined ? { host: to.host } : {}),

@@ -2,7 +2,7 @@ import http from "node:http";
 import net from "node:net";
 import tls from "node:tls";
 import type { Exchange, ExchangeContext, Upstream } from "./exchanges.js";
-import { clientAddress, downstreamRawHeaders, upstreamRequestHeaders } from "./headers.js";
+import { clientAddress, clientProto, downstreamRawHeaders, upstreamRequestHeaders } from "./headers.js";
 import { headerBlock } from "./replies.js";
 import type { ProxyTarget } from "./routing.js";
 
@@ -30,6 +30,7 @@ export function tunnel(
     path: req.url,
     headers: upstreamRequestHeaders(req.rawHeaders, {
       clientAddress: clientAddress(socket),
+      proto: clientProto(socket),
       trusted: ctx.trusted,
       upgrade: true,
       ...(to.host !== undefined ? { host: to.host } : {}),

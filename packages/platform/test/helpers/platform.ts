@@ -49,6 +49,9 @@ export async function startTestPlatform(
         | "processLimit"
         | "warmPoolMax"
         | "bootConcurrency"
+        | "tlsPort"
+        | "dnsListen"
+        | "domain"
       >
     >;
   } = {},

@@ -102,6 +102,8 @@ export class XServe {
         String(this.apiPort),
         "--proxy-port",
         String(this.proxyPort),
+        "--tls-port",
+        "0",
         "--network-prefix",
         this.prefix,
         "--network-cidr",

@@ -1,0 +1,33 @@
+import dnsPacket from "dns-packet";
+import { silentLogger } from "../lib/log.js";
+import { DomainDns } from "./domain-dns.js";
+
+const dns = new DomainDns({ domain: "sb.test", address: "127.0.0.1", log: silentLogger });
+
+/** The decoded reply, with its response code (the low four bits of the flags). */
+function ask(name: string, type: "A" | "AAAA" = "A"): dnsPacket.Packet & { rcode: string } {
+  const query = dnsPacket.encode({
+    id: 7,
+    type: "query",
+    flags: dnsPacket.RECURSION_DESIRED,
+    questions: [{ name, type }],
+  });
+  return dnsPacket.decode(dns.answer(query)!) as dnsPacket.Packet & { rcode: string };
+}
+
+it("answers the domain and every name under it with the proxy's address", () => {
+  for (const name of ["sb.test", "8080-abc.sb.test", "49983-x.SB.test"]) {
+    const reply = ask(name);
+    expect(reply.id).toBe(7);
+    expect(reply.rcode).toBe("NOERROR");
+    expect(reply.answers).toEqual([expect.objectContaining({ type: "A", name, data: "127.0.0.1" })]);
+  }
+  // no IPv6 address: an empty answer, so clients fall back to the A record
+  expect(ask("8080-abc.sb.test", "AAAA")).toMatchObject({ rcode: "NOERROR", answers: [] });
+});
+
+it("refuses names outside the domain and ignores what is not a query", () => {
+  expect(ask("example.com").rcode).toBe("REFUSED");
+  expect(ask("xsb.test").rcode).toBe("REFUSED");
+  expect(dns.answer(Buffer.from("not dns"))).toBeUndefined();
+});
