@@ -148,13 +148,8 @@ export class DnsForwarder {
 
   /** The reply to one query, or undefined for what is not a DNS query at all (dropped). */
   private async answer(query: Buffer, via: "udp" | "tcp", client: string): Promise<Buffer | undefined> {
-    let packet: dnsPacket.Packet;
-    try {
-      packet = dnsPacket.decode(query);
-    } catch {
-      return undefined;
-    }
-    if (packet.type !== "query") return undefined;
+    const packet = decodeQuery(query);
+    if (!packet) return undefined;
     const gate = this.o.gate;
     const names = (packet.questions ?? []).map((q) => q.name);
     if (gate && !names.every((name) => gate.admit(client, name))) return errorReply(packet, "REFUSED");
@@ -299,8 +294,18 @@ function readFrames(socket: net.Socket, onFrame: (message: Buffer) => void): voi
 /** Response codes (RFC 1035 4.1.1) of the answers this service makes itself. */
 const RCODE = { SERVFAIL: 2, REFUSED: 5 } as const;
 
+/** A DNS query decoded, or undefined for bytes that are not one. */
+export function decodeQuery(bytes: Buffer): dnsPacket.Packet | undefined {
+  try {
+    const packet = dnsPacket.decode(bytes);
+    return packet.type === "query" ? packet : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** An answer that carries only a response code, for the question asked. */
-function errorReply(query: dnsPacket.Packet, rcode: keyof typeof RCODE): Buffer {
+export function errorReply(query: dnsPacket.Packet, rcode: keyof typeof RCODE): Buffer {
   return dnsPacket.encode({
     id: query.id,
     type: "response",

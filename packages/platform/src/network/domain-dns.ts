@@ -1,6 +1,12 @@
 import dgram from "node:dgram";
 import dnsPacket from "dns-packet";
 import type { Logger } from "../lib/log.js";
+import { decodeQuery, errorReply } from "./dns-forwarder.js";
+
+/** The address clients reach a server listening on `host` at: loopback for a wildcard listener. */
+export function reachableAddress(host: string): string {
+  return host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
+}
 
 /**
  * An optional DNS listener for the sandbox domain: A queries for `{domain}` and any name under
@@ -38,23 +44,16 @@ export class DomainDns {
 
   /** The reply to one query; undefined for what is not a query. */
   answer(query: Buffer): Buffer | undefined {
-    let packet: dnsPacket.Packet;
-    try {
-      packet = dnsPacket.decode(query);
-    } catch {
-      return undefined;
-    }
-    if (packet.type !== "query") return undefined;
+    const packet = decodeQuery(query);
+    if (!packet) return undefined;
     const domain = this.o.domain.toLowerCase();
     const questions = packet.questions ?? [];
     const ours = questions.every((q) => {
       const name = q.name.toLowerCase().replace(/\.$/, "");
       return name === domain || name.endsWith(`.${domain}`);
     });
+    if (!ours || questions.length === 0) return errorReply(packet, "REFUSED");
     const flags = ((packet.flags ?? 0) & dnsPacket.RECURSION_DESIRED) | dnsPacket.AUTHORITATIVE_ANSWER;
-    if (!ours || questions.length === 0) {
-      return dnsPacket.encode({ id: packet.id, type: "response", flags: flags | 5, questions }); // REFUSED
-    }
     return dnsPacket.encode({
       id: packet.id,
       type: "response",
