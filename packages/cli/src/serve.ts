@@ -1,3 +1,4 @@
+import { Writable } from "node:stream";
 import { parseArgs } from "node:util";
 import { createEnvdClient } from "@x/envd-client";
 import {
@@ -12,7 +13,7 @@ import {
 } from "@x/platform";
 import { createPlatformClient } from "@x/platform-client";
 import { envdBundleDir } from "./envd-dir.js";
-import { createProgress } from "./output/progress.js";
+import { createProgress, type Progress } from "./output/progress.js";
 import { STORE_HELP, STORE_OPTIONS, storeLocation } from "./store-location.js";
 
 const DEFAULT_TLS_PORT = 3003;
@@ -59,8 +60,8 @@ ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUN
                       answer DNS for DOMAIN and *.DOMAIN there with the proxy's address, for
                       machines that use it as resolver (X_DNS_LISTEN, default off)
   --log-level L       debug, info, warn, error or silent (X_LOG_LEVEL, default info)
-  --log-format F      pretty (readable lines, the default on a terminal) or json (the default
-                      otherwise) (X_LOG_FORMAT)
+  --log-format F      pretty (readable lines, the default when stdout and stderr are both
+                      terminals) or json (the default otherwise, e.g. piped) (X_LOG_FORMAT)
   --demo              once ready, create a sandbox, run a command in it and show the output
 `;
 
@@ -69,7 +70,7 @@ export interface ServeOptions {
   demo: boolean;
   help: boolean;
   logLevel: LogLevel;
-  /** Unset: pretty on a terminal, JSON otherwise. */
+  /** Unset: pretty when stdout and stderr are both terminals, JSON otherwise. */
   logFormat?: LogFormat;
 }
 
@@ -188,16 +189,51 @@ export function serveConfig(argv: string[]): ServeOptions {
   };
 }
 
+/** Readable lines only when a person watches both streams: `x serve | cat` gives JSON too. */
+function logFormatOf(chosen: LogFormat | undefined): LogFormat {
+  return chosen ?? (process.stdout.isTTY && process.stderr.isTTY ? "pretty" : "json");
+}
+
+interface ServeConsole {
+  /** Where log lines go. */
+  logs: NodeJS.WritableStream;
+  /** Draws the base image build; unset when the platform is to log it by phase. */
+  onBaseImageProgress?: (p: ImageBuildProgress) => void;
+  /** Takes the bar down (the build is done, or failed). */
+  stopBar(): void;
+}
+
 /**
- * On a terminal with readable logs, the base image build (minutes, on the first start) is a
- * progress bar; otherwise the platform logs it by phase.
+ * With readable logs on a terminal, the base image build (minutes, on the first start) is a
+ * progress bar on stderr, and log lines are printed above it while it is drawn rather than
+ * through it; otherwise the platform logs the build by phase and lines go straight to stderr.
  */
-function baseImageBar(format: LogFormat | undefined): ((p: ImageBuildProgress) => void) | undefined {
-  if (!process.stderr.isTTY || format === "json") return undefined;
-  const progress = createProgress({ out: () => undefined, err: (t) => process.stderr.write(t), tty: true });
-  return (p) => {
-    progress.advance(`building the base image (${p.phase})`, p.done, p.total, p.line);
-    if (p.phase === "finalize" && p.line.startsWith("image ready")) progress.stop();
+function serveConsole(format: LogFormat): ServeConsole {
+  if (format !== "pretty" || !process.stderr.isTTY) return { logs: process.stderr, stopBar: () => {} };
+  let bar: Progress | undefined;
+  const stopBar = (): void => {
+    bar?.stop();
+    bar = undefined;
+  };
+  const logs = Object.assign(
+    new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        const text = chunk.toString();
+        if (bar) bar.log(text.replace(/\n$/, ""));
+        else process.stderr.write(text);
+        done();
+      },
+    }),
+    { isTTY: true }, // colours, as on the terminal itself
+  );
+  return {
+    logs,
+    stopBar,
+    onBaseImageProgress: (p) => {
+      bar ??= createProgress({ out: () => undefined, err: (t) => process.stderr.write(t), tty: true });
+      bar.advance(`building the base image (${p.phase})`, p.done, p.total, p.line);
+      if (p.phase === "finalize" && p.line.startsWith("image ready")) stopBar();
+    },
   };
 }
 
@@ -243,8 +279,11 @@ export async function serve(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return 0;
   }
-  const log = createLogger({ level: logLevel, format: logFormat });
-  const platform = await startPlatform(config, { log, onBaseImageProgress: baseImageBar(logFormat) });
+  const format = logFormatOf(logFormat);
+  const { logs, onBaseImageProgress, stopBar } = serveConsole(format);
+  const log = createLogger({ level: logLevel, format, destination: logs });
+  // a base image build that failed takes its bar down too
+  const platform = await startPlatform(config, { log, onBaseImageProgress }).finally(stopBar);
   // the bound ports (--port 0 picks free ones), at the address listened on when it is a single one
   const { host } = config;
   const shown = host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host;

@@ -61,6 +61,11 @@ export interface PlatformConfig {
   dnsListen?: string;
 }
 
+/** Ready sandboxes kept at most per pool: `warmPoolMax`, else 16 (at least `warmPoolSize`), none when `warmPoolSize` is 0. */
+export function warmPoolMax(config: Pick<PlatformConfig, "warmPoolSize" | "warmPoolMax">): number {
+  return config.warmPoolMax ?? (config.warmPoolSize > 0 ? Math.max(16, config.warmPoolSize) : 0);
+}
+
 export const DEFAULTS: Omit<PlatformConfig, "envdDir"> = {
   dataDir: "/var/lib/x",
   apiPort: 3000,

@@ -4,11 +4,11 @@ import path from "node:path";
 import { warmUpEnvd } from "./agent/init.js";
 import { installEnvd } from "./agent/install.js";
 import { createApi } from "./api/index.js";
-import type { PlatformConfig } from "./config.js";
+import { type PlatformConfig, warmPoolMax } from "./config.js";
 import { createLogger, type Logger } from "./lib/log.js";
 import type { Team } from "./model/team.js";
 import { hostResolvers, parseUpstream } from "./network/dns-forwarder.js";
-import { DomainDns } from "./network/domain-dns.js";
+import { DomainDns, reachableAddress } from "./network/domain-dns.js";
 import { EgressServices } from "./network/egress.js";
 import { createNetworkManager } from "./network/network-manager.js";
 import { withMetricsEndpoint } from "./observability/metrics-endpoint.js";
@@ -23,9 +23,10 @@ import {
   type ProxyServer,
   proxyCertificate,
   registerProxyMetrics,
+  reportedDomain,
 } from "./proxy/index.js";
 import type { ImageBuildProgress } from "./rootfs/base-image.js";
-import { availableRuntimes } from "./runtime/available.js";
+import { availableRuntimes, chooseDefaultRuntime } from "./runtime/available.js";
 import { reserveHostTasks } from "./runtime/host-limits.js";
 import { CpuFairness } from "./sandbox/cpu-fairness.js";
 import { SandboxHost } from "./sandbox/sandbox-host.js";
@@ -86,17 +87,6 @@ function listen(server: http.Server, port: number, host: string): Promise<number
   });
 }
 
-/** Logs a long build's progress by phase, with the share done, instead of every line. */
-function progressLogger(log: Logger): (p: ImageBuildProgress) => void {
-  let phase = "";
-  return (p) => {
-    log.debug({ phase: p.phase, line: p.line }, "base image build");
-    if (p.phase === phase) return;
-    phase = p.phase;
-    log.info({ phase: p.phase, percent: Math.floor((100 * p.done) / p.total) }, "building the base image");
-  };
-}
-
 /**
  * Starts store, orchestrator, API and proxy in this process: the embedded platform. This
  * function only wires the parts together and orders their start and stop.
@@ -119,8 +109,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
         });
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const runtimes = await availableRuntimes(config.dataDir);
-  const defaultRuntime = config.defaultRuntime ?? (runtimes.has("runsc") ? "runsc" : "runc");
-  if (!runtimes.has(defaultRuntime)) throw new Error(`default runtime ${defaultRuntime} is not installed`);
+  const defaultRuntime = chooseDefaultRuntime(runtimes, config.defaultRuntime);
   await reserveHostTasks(log);
 
   const network = createNetworkManager({
@@ -156,7 +145,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
   });
   const warmPool = new WarmPool({
     min: config.warmPoolSize,
-    max: config.warmPoolMax ?? (config.warmPoolSize > 0 ? Math.max(16, config.warmPoolSize) : 0),
+    max: warmPoolMax(config),
     host,
     budget,
     onBoot: metrics.observeBoot,
@@ -201,7 +190,8 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     dataDir: config.dataDir,
     envdVersion: ENVD_VERSION,
     diskSizeMB: config.diskSizeMB,
-    onProgress: hooks.onBaseImageProgress ?? progressLogger(log),
+    onProgress: hooks.onBaseImageProgress,
+    log,
   });
   if (warmPool.enabled) orchestrator.keepWarm(base.template, base.build);
 
@@ -236,14 +226,12 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
   const https =
     tlsIdentity &&
     (await listenHttps(proxy, { port: config.tlsPort!, host: config.host, identity: tlsIdentity }));
-  // the client opens https://{port}-{id}.{domain}: the domain it is told carries the HTTPS port
-  const publicDomain = https && https.port !== 443 ? `${config.domain}:${https.port}` : config.domain;
+  const publicDomain = reportedDomain(config.domain, https);
   const domainDns =
     dnsListen &&
     new DomainDns({
       domain: config.domain,
-      // the proxy's address as clients reach it: a wildcard listener is reached on loopback
-      address: config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host,
+      address: reachableAddress(config.host), // the proxy's, as clients reach it
       log: root.child({ component: "domain-dns" }),
     });
   const dnsListenPort = domainDns && (await domainDns.listen(dnsListen!.port, dnsListen!.host));
@@ -304,17 +292,9 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
       await builds.builder.close();
       // members are nobody's sandboxes: they never outlive the process that booted them
       await warmPool.close();
-      if (opts.destroy) {
-        for (const sandbox of await store.sandboxes.live()) {
-          await orchestrator
-            .kill(sandbox.id)
-            .catch((err) => log.warn({ sandboxId: sandbox.id, err }, "kill on close failed"));
-        }
-        await network.sweep();
-      } else if ((await store.sandboxes.live()).length === 0) {
-        // nothing for the next start to adopt: the firewall table (and any leftover) goes too
-        await network.sweep();
-      }
+      if (opts.destroy) await orchestrator.killAll();
+      // nothing for the next start to adopt: the firewall table (and any leftover) goes too
+      if (opts.destroy || !(await orchestrator.anyLeft())) await network.sweep();
       cpuFairness.stop();
       orchestrator.detach();
       domainDns?.close();

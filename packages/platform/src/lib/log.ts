@@ -13,7 +13,7 @@ export type LogFormat = "json" | "pretty";
 
 export interface LogOptions {
   level?: LogLevel;
-  /** JSON lines for machines, coloured lines for a person; pretty when stderr is a terminal by default. */
+  /** JSON lines for machines, coloured lines for a person; pretty when the destination is a terminal by default. */
   format?: LogFormat;
   /** Where lines go; stderr by default. */
   destination?: NodeJS.WritableStream;
@@ -24,7 +24,8 @@ export const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error"
 /** The root logger of a process. */
 export function createLogger(opts: LogOptions = {}): Logger {
   const destination = opts.destination ?? process.stderr;
-  const format = opts.format ?? (process.stderr.isTTY ? "pretty" : "json");
+  const isTTY = (destination as Partial<NodeJS.WriteStream>).isTTY ?? false;
+  const format = opts.format ?? (isTTY ? "pretty" : "json");
   const options: pino.LoggerOptions = {
     level: opts.level ?? "info",
     base: undefined,
@@ -38,7 +39,7 @@ export function createLogger(opts: LogOptions = {}): Logger {
     pretty({
       destination,
       sync: true,
-      colorize: (destination as NodeJS.WriteStream).isTTY ?? false,
+      colorize: isTTY,
       translateTime: "HH:MM:ss.l",
       singleLine: true,
       ignore: "component",

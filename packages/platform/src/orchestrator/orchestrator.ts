@@ -190,6 +190,20 @@ export class Orchestrator {
     return this.ctx.live.ids();
   }
 
+  /** Kills every sandbox not yet killed (a platform closing for good); a failure is logged. */
+  async killAll(): Promise<void> {
+    for (const sandbox of await this.ctx.store.sandboxes.live()) {
+      await this.kill(sandbox.id).catch((err: unknown) =>
+        this.ctx.log.warn({ sandboxId: sandbox.id, err }, "kill on close failed"),
+      );
+    }
+  }
+
+  /** Whether any sandbox is left for the next platform process to adopt. */
+  async anyLeft(): Promise<boolean> {
+    return (await this.ctx.store.sandboxes.live()).length > 0;
+  }
+
   /** Stops timers; sandboxes keep running for the next platform process to adopt. */
   detach(): void {
     this.health.stop();

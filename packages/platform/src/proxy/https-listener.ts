@@ -11,6 +11,15 @@ export interface HttpsListener {
 }
 
 /**
+ * The sandbox domain as clients are told it (`getHost(port)` is `{port}-{id}.{domain}`): the
+ * client opens `https://{port}-{id}.{domain}`, so with HTTPS on a port other than 443 the
+ * domain carries that port.
+ */
+export function reportedDomain(domain: string, https: HttpsListener | undefined): string {
+  return https && https.port !== 443 ? `${domain}:${https.port}` : domain;
+}
+
+/**
  * The proxy's HTTPS port: `https://{port}-{id}.{domain}`, the URLs the public client builds
  * when it is given no `E2B_SANDBOX_URL`. TLS ends here and the decrypted connection goes to
  * the proxy's own HTTP/1.1 or HTTP/2 server, as ALPN chose, so routing, tokens, auto-resume

@@ -1,5 +1,5 @@
 export { type ProxyCertificate, proxyCertificate, type TlsIdentity } from "./certificates.js";
-export { type HttpsListener, listenHttps } from "./https-listener.js";
+export { type HttpsListener, listenHttps, reportedDomain } from "./https-listener.js";
 export { registerProxyMetrics } from "./metrics.js";
 export type { ProxyServer, ProxyServerOptions } from "./proxy-server.js";
 export { createProxyServer } from "./proxy-server.js";

@@ -41,3 +41,31 @@ export function registerProxyMetrics(
     for (const [kind, n] of Object.entries(m.errors)) errors.set({ kind }, n);
   });
 }
+
+/** Counters at zero, for a new proxy. */
+export function newProxyMetrics(): ProxyMetrics {
+  return {
+    requests: 0,
+    active: 0,
+    upgrades: 0,
+    resumes: 0,
+    bytesFromClients: 0,
+    bytesToClients: 0,
+    responses: {},
+    errors: {
+      no_route: 0,
+      bad_request: 0,
+      sandbox_not_found: 0,
+      sandbox_paused: 0,
+      resume_failed: 0,
+      sandbox_broken: 0,
+      forbidden: 0,
+      resolver_failed: 0,
+      port_closed: 0,
+      upstream_unreachable: 0,
+      upstream_aborted: 0,
+      client_aborted: 0,
+      cut: 0,
+    },
+  };
+}

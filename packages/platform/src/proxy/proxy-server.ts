@@ -22,33 +22,25 @@
  * never receive a previous sandbox's connection. Bodies are piped, never buffered. `Upgrade`
  * requests (WebSocket and others) are forwarded, and after the 101 the two sockets are joined
  * with half-close kept.
+ *
+ * This file listens, tells the protocols apart and keeps the counters and connections;
+ * requests.ts takes requests in, locate.ts finds where they go (auto-resume, traffic tokens),
+ * forward.ts and tunnel.ts carry them.
  */
-import { timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import type { Duplex } from "node:stream";
 import type tls from "node:tls";
 import { type Logger, silentLogger } from "../lib/log.js";
-import { DomainError, HTTP_STATUS } from "../model/errors.js";
-import { type Downstream, H1Downstream, H2Downstream } from "./downstream.js";
-import { type ExchangeContext, type SandboxConnections, SandboxPools, type Upstream } from "./exchanges.js";
-import { forward } from "./forward.js";
-import { clientAddress, clientProto, rawFromH2, upstreamRequestHeaders } from "./headers.js";
-import {
-  brokenReply,
-  type ErrorReply,
-  noRouteReply,
-  notRunning,
-  resumeForbiddenReply,
-  TRAFFIC_TOKEN_HEADER,
-  trafficTokenReply,
-  upstreamErrorReply,
-  writeRawReply,
-} from "./replies.js";
-import { ENVD_PORT, type ProxyTarget, parseTarget, signedFileMatcher } from "./routing.js";
-import { tunnel } from "./tunnel.js";
-import type { ProxyMetrics, SandboxAccess, SandboxLocation, SandboxResolver } from "./types.js";
+import type { Downstream } from "./downstream.js";
+import { type SandboxConnections, SandboxPools } from "./exchanges.js";
+import { SandboxLocator } from "./locate.js";
+import { newProxyMetrics } from "./metrics.js";
+import { type ErrorReply, noRouteReply, upstreamErrorReply, writeRawReply } from "./replies.js";
+import { onRequest, onStream, onUpgrade, type RequestContext } from "./requests.js";
+import { ENVD_PORT, type ProxyTarget } from "./routing.js";
+import type { ProxyMetrics, SandboxResolver } from "./types.js";
 
 export interface ProxyServerOptions {
   resolver: SandboxResolver;
@@ -95,45 +87,19 @@ const H2_SESSION_WINDOW = 8 << 20;
 
 const ignore = (): void => {};
 
-class SandboxProxy implements ProxyServer, ExchangeContext {
+class SandboxProxy implements ProxyServer, RequestContext {
   readonly server: net.Server;
-  readonly metrics: ProxyMetrics = {
-    requests: 0,
-    active: 0,
-    upgrades: 0,
-    resumes: 0,
-    bytesFromClients: 0,
-    bytesToClients: 0,
-    responses: {},
-    errors: {
-      no_route: 0,
-      bad_request: 0,
-      sandbox_not_found: 0,
-      sandbox_paused: 0,
-      resume_failed: 0,
-      sandbox_broken: 0,
-      forbidden: 0,
-      resolver_failed: 0,
-      port_closed: 0,
-      upstream_unreachable: 0,
-      upstream_aborted: 0,
-      client_aborted: 0,
-      cut: 0,
-    },
-  };
+  readonly metrics: ProxyMetrics = newProxyMetrics();
   private readonly h1: http.Server;
   private readonly h2: http2.Http2Server;
   private readonly sockets = new Set<net.Socket>();
   private readonly pools: SandboxPools;
-  private readonly resuming = new Map<
-    string,
-    Promise<{ address: string; access?: SandboxAccess } | ErrorReply>
-  >();
   private readonly resolver: SandboxResolver;
   readonly log: Logger;
   readonly trusted: boolean;
   private readonly connectTimeoutMs: number;
-  private readonly noRouteReply: ErrorReply;
+  readonly noRouteReply: ErrorReply;
+  readonly locator: SandboxLocator;
 
   constructor(options: ProxyServerOptions) {
     this.resolver = options.resolver;
@@ -145,10 +111,16 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
       idleTimeoutMs: options.idleTimeoutMs ?? 30_000,
     });
     this.noRouteReply = noRouteReply(options.domain);
+    this.locator = new SandboxLocator({
+      resolver: this.resolver,
+      log: this.log,
+      metrics: this.metrics,
+      pools: this.pools,
+    });
 
     // Long uploads and streams must not hit a whole-request deadline.
     this.h1 = http.createServer({ requestTimeout: 0 }, (req, res) => {
-      this.onRequest(req, res).catch((err: unknown) => this.failed(err, () => res.destroy()));
+      onRequest(this, req, res).catch((err: unknown) => this.failed(err, () => res.destroy()));
     });
     // Longer than the usual 60 s idle timeout of balancers in front, so they close first.
     this.h1.keepAliveTimeout = 65_000;
@@ -156,7 +128,7 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
     (this.h1 as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
     this.h1.on("upgrade", (req: http.IncomingMessage, duplex: Duplex, head: Buffer) => {
       const socket = duplex as net.Socket; // what a net.Server hands over
-      this.onUpgrade(req, socket, head).catch((err: unknown) => this.failed(err, () => socket.destroy()));
+      onUpgrade(this, req, socket, head).catch((err: unknown) => this.failed(err, () => socket.destroy()));
     });
 
     this.h2 = http2.createServer({ settings: { initialWindowSize: H2_STREAM_WINDOW } });
@@ -165,7 +137,7 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
     );
     this.h2.on("sessionError", (err: Error) => this.log.debug({ err }, "http2 session error"));
     this.h2.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => {
-      this.onStream(stream, headers).catch((err: unknown) => this.failed(err, () => stream.destroy()));
+      onStream(this, stream, headers).catch((err: unknown) => this.failed(err, () => stream.destroy()));
     });
 
     this.server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => this.accept(socket));
@@ -238,192 +210,6 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
     socket.on("data", sniff);
   }
 
-  private async onRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    this.metrics.requests++;
-    const down = new H1Downstream(res);
-    const headers = req.headers;
-    const target =
-      parseTarget(headers["e2b-sandbox-id"], headers["e2b-sandbox-port"], headers.host) ??
-      (await this.signedTarget(req.method ?? "GET", req.url ?? "/"));
-    if (!target) return this.replyWith(down, this.noRouteReply);
-    const to = await this.locate(target, headers[TRAFFIC_TOKEN_HEADER]);
-    if (!isUpstream(to)) return this.replyWith(down, to);
-    if (down.gone) return;
-    const length = headers["content-length"];
-    const hasBody = length !== undefined ? length !== "0" : headers["transfer-encoding"] !== undefined;
-    const upstreamHeaders = upstreamRequestHeaders(req.rawHeaders, {
-      clientAddress: clientAddress(req.socket),
-      proto: clientProto(req.socket),
-      trusted: this.trusted,
-      upgrade: false,
-      ...(to.host !== undefined ? { host: to.host } : {}),
-    });
-    forward(
-      this,
-      target,
-      to,
-      req.method ?? "GET",
-      req.url ?? "/",
-      upstreamHeaders,
-      hasBody ? req : null,
-      down,
-    );
-  }
-
-  private async onStream(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): Promise<void> {
-    this.metrics.requests++;
-    stream.on("error", ignore); // resets surface as "close"; nothing else to do with them
-    const down = new H2Downstream(stream);
-    const method = headers[":method"] ?? "GET";
-    if (method === "CONNECT") {
-      return this.replyWith(down, {
-        status: 405,
-        kind: "bad_request",
-        body: { code: 405, message: "CONNECT is not supported by the sandbox proxy" },
-      });
-    }
-    const target =
-      parseTarget(
-        headers["e2b-sandbox-id"],
-        headers["e2b-sandbox-port"],
-        headers[":authority"] ?? headers.host,
-      ) ?? (await this.signedTarget(method, headers[":path"] ?? "/"));
-    if (!target) return this.replyWith(down, this.noRouteReply);
-    const to = await this.locate(target, headers[TRAFFIC_TOKEN_HEADER]);
-    if (!isUpstream(to)) return this.replyWith(down, to);
-    if (down.gone) return;
-    const upstreamHeaders = upstreamRequestHeaders(rawFromH2(headers), {
-      clientAddress: clientAddress(stream.session?.socket),
-      proto: clientProto(stream.session?.socket),
-      trusted: this.trusted,
-      upgrade: false,
-      ...(to.host !== undefined ? { host: to.host } : {}),
-    });
-    forward(
-      this,
-      target,
-      to,
-      method,
-      headers[":path"] ?? "/",
-      upstreamHeaders,
-      stream.endAfterHeaders ? null : stream,
-      down,
-    );
-  }
-
-  private async onUpgrade(req: http.IncomingMessage, socket: net.Socket, head: Buffer): Promise<void> {
-    const metrics = this.metrics;
-    metrics.requests++;
-    metrics.upgrades++;
-    socket.setTimeout(0); // a tunnel may idle for as long as both ends like
-    const headers = req.headers;
-    const target = parseTarget(headers["e2b-sandbox-id"], headers["e2b-sandbox-port"], headers.host);
-    if (!target) return this.replyRaw(socket, this.noRouteReply);
-    const to = await this.locate(target, headers[TRAFFIC_TOKEN_HEADER]);
-    if (!isUpstream(to)) return this.replyRaw(socket, to);
-    if (socket.destroyed) return;
-
-    tunnel(this, target, to, req, socket, head);
-  }
-
-  /** A signed file URL without routing information goes to the sandbox whose token signed it. */
-  private async signedTarget(method: string, url: string): Promise<ProxyTarget | undefined> {
-    if (!this.resolver.resolveSigned) return undefined;
-    const matches = signedFileMatcher(method, url);
-    if (!matches) return undefined;
-    try {
-      const sandboxID = await this.resolver.resolveSigned(matches);
-      return sandboxID ? { sandboxID, port: ENVD_PORT } : undefined;
-    } catch (err) {
-      this.log.error({ err }, "signed URL lookup failed");
-      return undefined;
-    }
-  }
-
-  /**
-   * Where a request goes: the sandbox's address, resuming it first when it is paused with
-   * autoResume, once its traffic access token (if it is private) checks out; or the error to
-   * answer.
-   */
-  private async locate(
-    target: ProxyTarget,
-    token: string | string[] | undefined,
-  ): Promise<Upstream | ErrorReply> {
-    const { sandboxID } = target;
-    let location: SandboxLocation | undefined;
-    try {
-      location = await this.resolver.resolve(sandboxID);
-    } catch (err) {
-      this.log.error({ sandboxId: sandboxID, err }, "sandbox resolver failed");
-      return {
-        status: 500,
-        kind: "resolver_failed",
-        body: { code: 500, message: `Could not look up the sandbox ${sandboxID}; try again`, sandboxID },
-      };
-    }
-    if (location?.state === "running") {
-      return (
-        refusedToken(target, location.access, token) ?? upstreamOf(target, location.address, location.access)
-      );
-    }
-    if (location?.state === "error") return brokenReply(sandboxID, location.reason);
-    if (!location) {
-      // Gone without the orchestrator telling us: drop what is left of it.
-      if (this.pools.has(sandboxID)) this.closeSandboxConnections(sandboxID);
-      return notRunning(
-        sandboxID,
-        "sandbox_not_found",
-        `The sandbox ${sandboxID} was not found or is not running`,
-      );
-    }
-    if (!location.autoResume || !this.resolver.resume) {
-      return notRunning(
-        sandboxID,
-        "sandbox_paused",
-        `The sandbox ${sandboxID} is paused and not running; connect to it (Sandbox.connect) to resume it`,
-      );
-    }
-    // traffic without the token wakes nobody
-    if (refusedToken(target, location.access, token)) return resumeForbiddenReply(sandboxID);
-    const resumed = await this.resume(sandboxID);
-    return "address" in resumed ? upstreamOf(target, resumed.address, resumed.access) : resumed;
-  }
-
-  /** One resume however many requests wait on it. */
-  private resume(sandboxID: string): Promise<{ address: string; access?: SandboxAccess } | ErrorReply> {
-    let pending = this.resuming.get(sandboxID);
-    if (!pending) {
-      this.metrics.resumes++;
-      this.log.info({ sandboxId: sandboxID }, "resuming a paused sandbox on request");
-      const failed = notRunning(
-        sandboxID,
-        "resume_failed",
-        `The sandbox ${sandboxID} is paused and could not be resumed`,
-      );
-      pending = this.resolver.resume!(sandboxID)
-        .then(
-          (resumed) => resumed ?? failed,
-          (err: unknown): ErrorReply => {
-            // the team at its limit: said as the API would say it to a connect
-            if (err instanceof DomainError && err.code === "quota") {
-              this.log.info({ sandboxId: sandboxID, reason: err.message }, "auto-resume refused");
-              const status = HTTP_STATUS[err.code];
-              return {
-                status,
-                kind: "resume_failed",
-                body: { code: status, message: err.message, sandboxID },
-              };
-            }
-            this.log.error({ sandboxId: sandboxID, err }, "auto-resume failed");
-            return failed;
-          },
-        )
-        .finally(() => this.resuming.delete(sandboxID));
-      this.resuming.set(sandboxID, pending);
-    }
-    return pending;
-  }
-
   connectionsOf(sandboxID: string): SandboxConnections {
     return this.pools.of(sandboxID);
   }
@@ -439,7 +225,7 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
     const reply = upstreamErrorReply(target, err);
     const fields = { sandboxId: target.sandboxID, port: target.port };
     if (reply.kind === "port_closed") this.log.debug(fields, "nothing listens on the sandbox port");
-    else this.log.warn({ ...fields, err: err.code ?? err.message }, "sandbox port unreachable");
+    else this.log.warn({ ...fields, err }, "sandbox port unreachable");
     return reply;
   }
 
@@ -484,39 +270,4 @@ class SandboxProxy implements ProxyServer, ExchangeContext {
     socket.once("connect", clear);
     socket.once("close", clear);
   };
-}
-
-function isUpstream(to: Upstream | ErrorReply): to is Upstream {
-  return "address" in to;
-}
-
-/** How a request reaches its port: TLS for the sandbox's `httpsPorts`, its `maskRequestHost`. */
-function upstreamOf(target: ProxyTarget, address: string, access: SandboxAccess | undefined): Upstream {
-  if (target.port === ENVD_PORT || !access) return { address, tls: false };
-  const mask = access.maskRequestHost?.replaceAll("${PORT}", String(target.port));
-  return {
-    address,
-    tls: access.httpsPorts?.includes(target.port) ?? false,
-    ...(mask !== undefined ? { host: mask } : {}),
-  };
-}
-
-/**
- * The 403 for a private sandbox's port (every one but envd's, which has its own token) when
- * the request lacks its traffic access token or sends another; compared in constant time.
- */
-function refusedToken(
-  target: ProxyTarget,
-  access: SandboxAccess | undefined,
-  sent: string | string[] | undefined,
-): ErrorReply | undefined {
-  const expected = access?.trafficAccessToken;
-  if (!expected || target.port === ENVD_PORT) return undefined;
-  const token = Array.isArray(sent) ? sent[0] : sent;
-  if (token === undefined) return trafficTokenReply(target.sandboxID, false);
-  const a = Buffer.from(token);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b)
-    ? undefined
-    : trafficTokenReply(target.sandboxID, true);
 }

@@ -18,3 +18,16 @@ export async function availableRuntimes(dataDir: string): Promise<Map<RuntimeNam
   }
   return runtimes;
 }
+
+/**
+ * The runtime of sandboxes that ask for none: the configured one, else gVisor when it is
+ * installed, else runc. Fails when the one chosen is not installed.
+ */
+export function chooseDefaultRuntime(
+  runtimes: ReadonlyMap<RuntimeName, ContainerRuntime>,
+  configured?: RuntimeName,
+): RuntimeName {
+  const name = configured ?? (runtimes.has("runsc") ? "runsc" : "runc");
+  if (!runtimes.has(name)) throw new Error(`default runtime ${name} is not installed`);
+  return name;
+}

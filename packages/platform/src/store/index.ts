@@ -11,7 +11,8 @@ export type { Dialect } from "./db.js";
 export type { PlatformEvent } from "./events.js";
 export type { SandboxChanges, SandboxListFilter } from "./sandboxes.js";
 export type { CreatedKey } from "./teams.js";
-export type { BuildChanges, NewBuild, TemplateTag } from "./templates.js";
+export type { BuildChanges, NewBuild } from "./template-builds.js";
+export type { TemplateTag } from "./templates.js";
 
 /** The platform's store: one database, one repository per concern. */
 export interface Store {

@@ -1,4 +1,5 @@
 import path from "node:path";
+import type { Logger } from "../lib/log.js";
 import { SYSTEM_NAMESPACE, type Team } from "../model/team.js";
 import { BASE_ALIAS, type Build, DEFAULT_TAG, type Template } from "../model/template.js";
 import { ensureBaseImage, type ImageBuildProgress } from "../rootfs/base-image.js";
@@ -9,7 +10,20 @@ export interface BaseTemplateOptions {
   dataDir: string;
   envdVersion: string;
   diskSizeMB: number;
+  /** Progress of the base image build (minutes, on first need); logged by phase to `log` when unset. */
   onProgress?(p: ImageBuildProgress): void;
+  log?: Logger;
+}
+
+/** Logs a long build's progress by phase, with the share done, instead of every line. */
+export function progressLogger(log: Logger): (p: ImageBuildProgress) => void {
+  let phase = "";
+  return (p) => {
+    log.debug({ phase: p.phase, line: p.line }, "base image build");
+    if (p.phase === phase) return;
+    phase = p.phase;
+    log.info({ phase: p.phase, percent: Math.floor((100 * p.done) / p.total) }, "building the base image");
+  };
 }
 
 export async function systemTeam(store: Store): Promise<Team> {
@@ -25,7 +39,8 @@ export async function systemTeam(store: Store): Promise<Team> {
 export async function ensureBaseTemplate(
   o: BaseTemplateOptions,
 ): Promise<{ template: Template; build: Build }> {
-  const image = await ensureBaseImage({ dataDir: o.dataDir, onProgress: o.onProgress });
+  const onProgress = o.onProgress ?? (o.log && progressLogger(o.log));
+  const image = await ensureBaseImage({ dataDir: o.dataDir, onProgress });
   const layer = path.relative(o.dataDir, image.rootfs);
   const team = await systemTeam(o.store);
   const existing = await o.store.templates.aliasTarget(SYSTEM_NAMESPACE, BASE_ALIAS);
