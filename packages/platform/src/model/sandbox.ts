@@ -40,6 +40,8 @@ export interface Sandbox {
   trafficAccessToken?: string;
   /** On timeout: pause instead of kill. */
   autoPause: boolean;
+  /** With `autoPause`: keep memory (a frozen pause) or only files (a stopped one). */
+  autoPauseMemory: boolean;
   /** Traffic through the proxy resumes it when paused. */
   autoResume: boolean;
   killedAt?: string;

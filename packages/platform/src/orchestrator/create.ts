@@ -22,6 +22,7 @@ export interface CreateSandboxRequest {
   egress: EgressPolicy;
   ingress: IngressPolicy;
   autoPause: boolean;
+  autoPauseMemory: boolean;
   autoResume: boolean;
   runtime?: RuntimeName;
   /** Refuse (a `quota` error) when the team already has this many starting or running. */
@@ -98,6 +99,7 @@ export async function createSandbox(
       egress: req.egress,
       ingress: req.ingress,
       autoPause: req.autoPause,
+      autoPauseMemory: req.autoPauseMemory,
       autoResume: req.autoResume,
     };
     await ctx.store.sandboxes.insert(sandbox);

@@ -232,7 +232,7 @@ export class Orchestrator {
     if (Date.parse(sandbox.endAt) > Date.now() + 1000) return this.armDeadline(sandbox);
     try {
       if (sandbox.autoPause && (sandbox.state === "running" || sandbox.state === "error"))
-        await this.pause(id);
+        await this.pause(id, sandbox.autoPauseMemory ? "frozen" : "stopped");
       else if (sandbox.state !== "paused") await this.kill(id);
     } catch (err) {
       this.ctx.log.error({ sandboxId: id, err }, "timeout action failed");

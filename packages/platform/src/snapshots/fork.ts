@@ -37,6 +37,7 @@ export async function forkSandbox(
         egress: source.egress,
         ingress: source.ingress,
         autoPause: false,
+        autoPauseMemory: true,
         autoResume: false,
         runtime: source.runtime,
         maxLivePerTeam: opts.maxLivePerTeam,

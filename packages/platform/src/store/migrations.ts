@@ -175,6 +175,15 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable("sandboxes").dropColumn("allow_internet").execute();
     },
   },
+  // on timeout, a pause that keeps only files (the client's onTimeout.keepMemory false)
+  "0006-sandbox-auto-pause-memory": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .alterTable("sandboxes")
+        .addColumn("auto_pause_memory", "integer", (c) => c.notNull().defaultTo(1))
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

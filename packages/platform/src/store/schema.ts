@@ -118,6 +118,7 @@ export interface SandboxesTable {
   ingress: string | null;
   traffic_access_token: string | null;
   auto_pause: number;
+  auto_pause_memory: number;
   auto_resume: number;
   killed_at: string | null;
   /** Why a sandbox in state `error` broke. */

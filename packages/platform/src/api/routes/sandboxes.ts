@@ -101,6 +101,12 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
         "volume mounts are not supported by this server yet: create the sandbox without volumeMounts",
       );
     }
+    // as the client itself checks: traffic cannot resume a sandbox whose memory was not kept
+    if (body.autoPauseMemory === false && body.autoResume?.enabled) {
+      throw invalid(
+        "autoResume: true is not a valid value when keepMemory: false - a filesystem-only snapshot cannot be auto-resumed by traffic and must be resumed explicitly using Sandbox.connect().",
+      );
+    }
     const egress = egressPolicy({ ...body.network, allow_internet_access: body.allow_internet_access });
     const ingress = ingressPolicy(body.network);
     if (body.runtime && !o.availableRuntimes.includes(body.runtime)) {
@@ -137,6 +143,7 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
       egress,
       ingress,
       autoPause: body.autoPause ?? false,
+      autoPauseMemory: body.autoPauseMemory ?? true,
       autoResume: body.autoResume?.enabled ?? false,
       runtime: body.runtime,
       maxLivePerTeam: o.maxSandboxesPerTeam,
