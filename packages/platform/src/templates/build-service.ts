@@ -9,7 +9,7 @@ import { LayerStore } from "./layers.js";
 import { BuildUploads } from "./uploads.js";
 
 /** Largest COPY archive the platform accepts. */
-const MAX_UPLOAD_BYTES = 8 * 1024 ** 3;
+export const MAX_UPLOAD_BYTES = 8 * 1024 ** 3;
 
 export interface BuildService {
   builder: Builder;

@@ -8,6 +8,14 @@ import { RootfsView } from "./rootfs-view.js";
 
 const LAYERS = "layers";
 
+/** Whether a write failed for want of room: ENOSPC, or GNU tar's short write on a full disk. */
+function outOfSpace(err: unknown): boolean {
+  return (
+    (err as NodeJS.ErrnoException | undefined)?.code === "ENOSPC" ||
+    /No space left on device|Wrote only \d+ of \d+ bytes/.test(String(err))
+  );
+}
+
 /**
  * Template layers: directories under `<dataDir>/layers`, stacked read-only (topmost first) as
  * the lower layers of sandbox overlays. A build step's layer is named by its cache key, so an
@@ -63,7 +71,8 @@ export class LayerStore {
 
   /**
    * Moves a finished directory into place as layer `name`. When another build committed the
-   * same key meanwhile, theirs is kept (same inputs, same result).
+   * same key meanwhile, theirs is kept (same inputs, same result). From another filesystem (the
+   * layers on a disk of their own) it is copied in, and the original removed.
    */
   async commit(dir: string, name: string): Promise<string> {
     const rel = this.rel(name);
@@ -71,11 +80,12 @@ export class LayerStore {
     try {
       await rename(dir, this.abs(rel));
     } catch (err) {
-      if (
-        (err as NodeJS.ErrnoException).code !== "ENOTEMPTY" &&
-        (err as NodeJS.ErrnoException).code !== "EEXIST"
-      )
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "EXDEV") {
+        await this.copyIn(dir, name);
+      } else if (code !== "ENOTEMPTY" && code !== "EEXIST") {
         throw err;
+      }
       await rm(dir, { recursive: true, force: true });
     }
     return rel;
@@ -95,7 +105,7 @@ export class LayerStore {
       await command("cp", ["-a", "--reflink=auto", "--", source, target], { timeoutMs: 30 * 60_000 });
       return await this.commit(target, name);
     } catch (err) {
-      if (/No space left on device/.test(String(err))) {
+      if (outOfSpace(err)) {
         throw noSpace(
           `the platform's disk is full: no room for a copy of ${path.basename(source)} (layer ${name})`,
         );
@@ -128,6 +138,9 @@ export class LayerStore {
       });
       try {
         await fn(new RootfsView(merged));
+      } catch (err) {
+        if (outOfSpace(err)) throw noSpace(`the platform's disk is full: no room for layer ${name}`);
+        throw err;
       } finally {
         await unmountOverlay(merged);
       }

@@ -7,7 +7,7 @@ import { pipeline } from "node:stream/promises";
 import { DomainError } from "../model/errors.js";
 
 /** How long an upload link stays valid. */
-const LINK_TTL_SECONDS = 3600;
+export const LINK_TTL_SECONDS = 3600;
 
 export class UploadTooLarge extends DomainError {
   constructor(readonly maxBytes: number) {

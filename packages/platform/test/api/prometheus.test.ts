@@ -1,11 +1,12 @@
 /** `GET /metrics` on the API port: the Prometheus exposition of API, sandbox and proxy metrics. */
+import { DIALECTS } from "../helpers/stores.js";
 import { type ApiPlatform, startApiPlatform } from "./support.js";
 
-describe("Prometheus metrics", () => {
+describe.each(DIALECTS)("Prometheus metrics on %s", (dialect) => {
   let api: ApiPlatform;
 
   beforeAll(async () => {
-    api = await startApiPlatform("sqlite");
+    api = await startApiPlatform(dialect);
   });
 
   afterAll(async () => {

@@ -38,6 +38,7 @@ export async function startTestPlatform(
     config?: Partial<
       Pick<
         PlatformConfig,
+        | "dataDir"
         | "maxSandboxesPerTeam"
         | "maxTimeoutSeconds"
         | "deepPauseAfterMs"

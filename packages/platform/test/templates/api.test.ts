@@ -4,19 +4,26 @@
  * polling and the error answers.
  */
 import { randomBytes } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import path from "node:path";
 import { Sandbox, Template } from "e2b";
 import type { Team } from "../../src/model/team.js";
 import { DEFAULT_TAG } from "../../src/model/template.js";
+import { MAX_UPLOAD_BYTES } from "../../src/templates/build-service.js";
+import { BuildUploads, LINK_TTL_SECONDS } from "../../src/templates/uploads.js";
+import { TEST_DATA_DIR } from "../helpers/platform.js";
+import { DIALECTS } from "../helpers/stores.js";
 import { startTemplatePlatform, type TemplatePlatform } from "./support.js";
 
-describe("template API", () => {
+describe.each(DIALECTS)("template API on %s", (dialect) => {
   let p: TemplatePlatform;
   let team: Team;
   let other: { team: Team; key: string };
   const sandboxes: Sandbox[] = [];
 
   beforeAll(async () => {
-    p = await startTemplatePlatform("runc");
+    p = await startTemplatePlatform("runc", dialect);
     p.useClient();
     team = await p.t.platform.defaultTeam();
     const otherTeam = await p.t.platform.store.teams.createTeam("Other team", "other");
@@ -24,11 +31,12 @@ describe("template API", () => {
   });
 
   afterEach(async () => {
+    for (const req of openRequests) req.destroy();
     await Promise.all(sandboxes.splice(0).map((s) => s.kill().catch(() => undefined)));
   });
 
   afterAll(async () => {
-    await p.stop();
+    await p?.stop();
   });
 
   /** Requests a build and starts it; resolves with the ids once it is ready. */
@@ -271,7 +279,187 @@ describe("template API", () => {
     expect((await p.api("DELETE", `/templates/${templateID}`)).status).toBe(204);
     expect((await p.api("GET", `/templates/${templateID}`)).status).toBe(404);
   });
+
+  it("refuses an expired upload link (403) and an upload over the limit (413), keeping nothing of either", async () => {
+    const created = await p.api("POST", "/v3/templates", { name: "refused-uploads" });
+    expect(created.status).toBe(202);
+    const { templateID } = created.body;
+    const hash = randomBytes(32).toString("hex");
+    const askedAt = Math.floor(Date.now() / 1000);
+    const link = await p.api("GET", `/templates/${templateID}/files/${hash}`);
+    const answeredAt = Math.floor(Date.now() / 1000);
+    expect(link.status).toBe(201);
+    const url = new URL(link.body.url);
+    const token = url.searchParams.get("token")!;
+    const expires = Number(token.split(".")[0]);
+    expect(expires).toBeGreaterThanOrEqual(askedAt + LINK_TTL_SECONDS);
+    expect(expires).toBeLessThanOrEqual(answeredAt + LINK_TTL_SECONDS);
+
+    // the platform's own signing key (in the shared data dir): the very token it gave, and one
+    // given a second more than its lifetime ago, which differs from a good link only in its age
+    const signer = await BuildUploads.open(TEST_DATA_DIR);
+    expect(signer.token(templateID, hash, (expires - LINK_TTL_SECONDS) * 1000)).toBe(token);
+    const expired = new URL(url);
+    expired.searchParams.set(
+      "token",
+      signer.token(templateID, hash, Date.now() - (LINK_TTL_SECONDS + 1) * 1000),
+    );
+    const tar = await makeTar({ "f.txt": "never stored\n" });
+    const late = await fetch(expired, { method: "PUT", body: new Uint8Array(tar) });
+    expect(late.status).toBe(403);
+    expect(late.headers.get("content-type")).toBe("application/json");
+    expect(await late.json()).toEqual({
+      code: 403,
+      message:
+        "the upload link is invalid or has expired: ask for a new one (GET /templates/{templateID}/files/{hash})",
+    });
+
+    // a valid link, but a body declared one byte over the limit: refused before a byte is read
+    const tooLarge = await putDeclaring(url, MAX_UPLOAD_BYTES + 1);
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.contentType).toBe("application/json");
+    expect(JSON.parse(tooLarge.body)).toEqual({
+      code: 413,
+      message: `upload larger than ${MAX_UPLOAD_BYTES} bytes: split the files over several COPY steps`,
+    });
+
+    expect((await p.api("GET", `/templates/${templateID}/files/${hash}`)).body.present).toBe(false);
+    const teamUploads = path.join(TEST_DATA_DIR, "uploads", team.id);
+    const kept = existsSync(teamUploads) ? readdirSync(teamUploads) : [];
+    expect(kept.filter((name) => name.startsWith(hash))).toEqual([]);
+    // the build requested but never started (its files never came) does not hold the template
+    expect((await p.api("DELETE", `/templates/${templateID}`)).status).toBe(204);
+    expect((await p.api("GET", `/templates/${templateID}`)).status).toBe(404);
+  });
+
+  it("refuses to delete a template while a sandbox from it is paused, which then resumes with its files", async () => {
+    const built = await Template.build(
+      Template().fromTemplate("base").runCmd("echo built > /home/user/built.txt"),
+      "held",
+    );
+    const ownLayers = await layersOf(built.buildId);
+    expect(ownLayers.length).toBeGreaterThan(0);
+    const sandbox = await Sandbox.create("held");
+    sandboxes.push(sandbox);
+    await sandbox.files.write("/home/user/mine.txt", "mine");
+    expect(await sandbox.pause()).toBe(true);
+    expect((await p.api("GET", `/sandboxes/${sandbox.sandboxId}`)).body.state).toBe("paused");
+
+    const refused = await p.api("DELETE", "/templates/held");
+    expect(refused.status).toBe(409);
+    expect(refused.body).toEqual({
+      code: 409,
+      message: "template 'held' is used by 1 sandbox(es), running or paused: kill them first",
+    });
+    expect(
+      (await p.api("GET", "/templates/held")).body.builds.map((b: { status: string }) => b.status),
+    ).toEqual(["ready"]);
+    for (const layer of ownLayers) expect(existsSync(path.join(TEST_DATA_DIR, layer))).toBe(true);
+
+    const resumed = await Sandbox.connect(sandbox.sandboxId);
+    expect((await p.api("GET", `/sandboxes/${sandbox.sandboxId}`)).body.state).toBe("running");
+    expect(await resumed.files.read("/home/user/mine.txt")).toBe("mine");
+    expect(await resumed.files.read("/home/user/built.txt")).toBe("built\n");
+    await resumed.kill();
+
+    expect((await p.api("DELETE", "/templates/held")).status).toBe(204);
+    for (const layer of ownLayers) expect(existsSync(path.join(TEST_DATA_DIR, layer))).toBe(false);
+  });
+
+  it("refuses to delete a template while its build runs; the build still finishes whole, and its layers go with the template", async () => {
+    const created = await p.api("POST", "/v3/templates", { name: "busy" });
+    const { templateID, buildID } = created.body;
+    // the step holds its sandbox until the test drops a file into that sandbox's root filesystem
+    const marker = `${randomBytes(6).toString("hex")}`;
+    const cmd = `touch ~/${marker}-started && while [ ! -e ~/${marker}-go ]; do sleep 0.05; done && rm ~/${marker}-* && echo done > /home/user/busy.txt`;
+    const start = await p.api("POST", `/v2/templates/${templateID}/builds/${buildID}`, {
+      fromTemplate: "base",
+      steps: [{ type: "RUN", args: [cmd] }],
+    });
+    expect(start.status).toBe(202);
+    const sandboxesDir = path.join(TEST_DATA_DIR, "sandboxes");
+    let rootfs: string | undefined;
+    try {
+      while (!rootfs) {
+        rootfs = (existsSync(sandboxesDir) ? readdirSync(sandboxesDir) : [])
+          .map((id) => path.join(sandboxesDir, id, "rootfs"))
+          .find((dir) => existsSync(path.join(dir, "home/user", `${marker}-started`)));
+        const status = await p.api("GET", `/templates/${templateID}/builds/${buildID}/status`);
+        if (!rootfs && status.body.status === "error") throw new Error(status.body.reason.message);
+        if (!rootfs) await new Promise((r) => setTimeout(r, 50));
+      }
+      const refused = await p.api("DELETE", `/templates/${templateID}`);
+      expect(refused.status).toBe(409);
+      expect(refused.body).toEqual({
+        code: 409,
+        message: `template '${templateID}' has a build in progress: wait for it to finish`,
+      });
+      const during = await p.api("GET", `/templates/${templateID}/builds/${buildID}/status`);
+      expect(during.body.status).toBe("building");
+    } finally {
+      // let the step go whatever happened, so the build ends and its sandbox is removed
+      if (rootfs) writeFileSync(path.join(rootfs, "home/user", `${marker}-go`), "");
+    }
+
+    let status: Awaited<ReturnType<typeof p.api>>;
+    do {
+      await new Promise((r) => setTimeout(r, 50));
+      status = await p.api("GET", `/templates/${templateID}/builds/${buildID}/status`);
+    } while (status.body.status === "building");
+    expect(status.body).toMatchObject({ status: "ready" });
+    // the step's sandbox is gone, and so is every scratch directory this platform made for it
+    expect(existsSync(path.dirname(rootfs))).toBe(false);
+    const prefix = p.t.platform.config.networkPrefix;
+    expect(
+      readdirSync(path.join(TEST_DATA_DIR, "layers")).filter((n) => n.startsWith(`.staging-${prefix}-`)),
+    ).toEqual([]);
+    const [layer, ...rest] = await layersOf(buildID);
+    expect(rest).toEqual([]);
+    expect(readFileSync(path.join(TEST_DATA_DIR, layer!, "home/user/busy.txt"), "utf8")).toBe("done\n");
+    const home = readdirSync(path.join(TEST_DATA_DIR, layer!, "home/user"));
+    expect(home.filter((n) => n.startsWith(marker))).toEqual([]);
+
+    expect((await p.api("DELETE", `/templates/${templateID}`)).status).toBe(204);
+    expect(existsSync(path.join(TEST_DATA_DIR, layer!))).toBe(false);
+  });
+
+  /** The layers a build made itself (`layers/…`), not those of the base image it stacks on. */
+  async function layersOf(buildId: string): Promise<string[]> {
+    const build = await p.t.platform.store.templates.getBuild(buildId);
+    return (build?.layers ?? []).filter((l) => l.startsWith("layers/"));
+  }
 });
+
+/**
+ * A PUT that declares `length` bytes and sends none: what the API answers before reading a body.
+ * The request is dropped once answered.
+ */
+const openRequests = new Set<http.ClientRequest>();
+
+function putDeclaring(
+  url: URL,
+  length: number,
+): Promise<{ status?: number; contentType?: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: "PUT", headers: { "Content-Length": String(length) } }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (d: string) => {
+        body += d;
+      });
+      res.on("end", () => {
+        req.destroy();
+        resolve({ status: res.statusCode, contentType: res.headers["content-type"], body });
+      });
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    // dropped by afterEach too, when no answer came: an open request would hold the platform's stop
+    openRequests.add(req);
+    req.on("close", () => openRequests.delete(req));
+    req.flushHeaders();
+  });
+}
 
 /** A tar archive (uncompressed) of the given files, made with the host's tar. */
 async function makeTar(files: Record<string, string>): Promise<Buffer> {

@@ -4,9 +4,17 @@
  * running on, listing, forks and deletion.
  */
 import { Sandbox } from "e2b";
-import { startTemplatePlatform, type TemplatePlatform } from "./support.js";
+import type { RuntimeName } from "../../src/runtime/container-runtime.js";
+import { type Dialect, startTemplatePlatform, type TemplatePlatform } from "./support.js";
 
-describe.each(["runc", "runsc"] as const)("snapshots on %s", (runtime) => {
+// both runtimes over SQLite; the store's side of snapshots (templates, builds, tags) on PostgreSQL too
+const SETUPS: [RuntimeName, Dialect][] = [
+  ["runc", "sqlite"],
+  ["runsc", "sqlite"],
+  ["runc", "postgres"],
+];
+
+describe.each(SETUPS)("snapshots on %s over %s", (runtime, dialect) => {
   let p: TemplatePlatform;
   const sandboxes: Sandbox[] = [];
   const track = (s: Sandbox) => {
@@ -15,13 +23,13 @@ describe.each(["runc", "runsc"] as const)("snapshots on %s", (runtime) => {
   };
 
   beforeAll(async () => {
-    p = await startTemplatePlatform(runtime);
+    p = await startTemplatePlatform(runtime, dialect);
     p.useClient();
   });
 
   afterAll(async () => {
     await Promise.all(sandboxes.map((s) => s.kill().catch(() => undefined)));
-    await p.stop();
+    await p?.stop();
   });
 
   it("names snapshots as the seed says and starts sandboxes with the files as they were", async () => {

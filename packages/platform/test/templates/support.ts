@@ -3,6 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import type { RuntimeName } from "../../src/runtime/container-runtime.js";
 import { pointE2bClient, startTestPlatform, TEST_DATA_DIR, type TestPlatform } from "../helpers/platform.js";
+import { type DIALECTS, freshPostgresDatabase } from "../helpers/stores.js";
+
+export type Dialect = (typeof DIALECTS)[number];
 
 export interface ApiResponse {
   status: number;
@@ -20,9 +23,19 @@ export interface TemplatePlatform {
   stop(): Promise<void>;
 }
 
-/** A real platform for template tests, with the e2b client's environment set while it runs. */
-export async function startTemplatePlatform(runtime: RuntimeName): Promise<TemplatePlatform> {
-  const t = await startTestPlatform({ runtime });
+/**
+ * A real platform for template tests over SQLite or a fresh PostgreSQL database, with the e2b
+ * client's environment set while it runs.
+ */
+export async function startTemplatePlatform(
+  runtime: RuntimeName,
+  dialect: Dialect = "sqlite",
+): Promise<TemplatePlatform> {
+  const db = dialect === "postgres" ? await freshPostgresDatabase() : undefined;
+  const t = await startTestPlatform({ runtime, databaseUrl: db?.url }).catch(async (err: unknown) => {
+    await db?.drop();
+    throw err;
+  });
   let restoreEnv: (() => void) | undefined;
   const dirs: string[] = [];
   return {
@@ -48,15 +61,19 @@ export async function startTemplatePlatform(runtime: RuntimeName): Promise<Templ
     },
     stop: async () => {
       restoreEnv?.();
-      // what this platform's builds left in the shared data directory: its own layers and uploads
-      const { store } = t.platform;
-      const layers = [...(await store.templates.referencedLayers())].filter((l) => l.startsWith("layers/"));
-      const teams = await store.teams.listTeams();
-      await t.stop();
-      for (const layer of layers) rmSync(path.join(TEST_DATA_DIR, layer), { recursive: true, force: true });
-      for (const team of teams)
-        rmSync(path.join(TEST_DATA_DIR, "uploads", team.id), { recursive: true, force: true });
-      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+      try {
+        // what this platform's builds left in the shared data directory: its own layers and uploads
+        const { store } = t.platform;
+        const layers = [...(await store.templates.referencedLayers())].filter((l) => l.startsWith("layers/"));
+        const teams = await store.teams.listTeams();
+        await t.stop();
+        for (const layer of layers) rmSync(path.join(TEST_DATA_DIR, layer), { recursive: true, force: true });
+        for (const team of teams)
+          rmSync(path.join(TEST_DATA_DIR, "uploads", team.id), { recursive: true, force: true });
+        for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+      } finally {
+        await db?.drop();
+      }
     },
   };
 }

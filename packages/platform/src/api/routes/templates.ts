@@ -15,7 +15,7 @@ import type { BuildBase, Builder } from "../../templates/builder.js";
 import type { LayerStore } from "../../templates/layers.js";
 import { normalizeTags, parseName, parseOwnName, templateNamed } from "../../templates/names.js";
 import { parseImageSource } from "../../templates/oci-import.js";
-import type { BuildUploads } from "../../templates/uploads.js";
+import { type BuildUploads, UploadTooLarge } from "../../templates/uploads.js";
 import type { ApiRequest, HandlersFor } from "../handler.js";
 import { pageOf } from "../paging.js";
 import { teamOf } from "./access.js";
@@ -237,11 +237,13 @@ export function templateRoutes(o: TemplateRoutesOptions): HandlersFor<TemplateOp
         throw conflict(
           `template '${raw}' is used by ${live} sandbox(es), running or paused: kill them first`,
         );
-      if ((await store.templates.unfinishedBuildCount(template.id)) > 0) {
+      const builds = await store.templates.listBuilds(template.id, { limit: Number.MAX_SAFE_INTEGER });
+      // queued or running here; a build requested but never started (its upload failed, the
+      // client went away) waits for nothing and goes with the template
+      if (builds.some((b) => o.builder.has(b.id))) {
         throw conflict(`template '${raw}' has a build in progress: wait for it to finish`);
       }
       await o.dropWarmPools?.(template.id);
-      const builds = await store.templates.listBuilds(template.id, { limit: Number.MAX_SAFE_INTEGER });
       const layers = new Set(builds.flatMap((b) => b.layers));
       const memoryImages = builds.flatMap((b) => memoryImageOf(b)?.image ?? []);
       await store.templates.deleteTemplate(template.id);
@@ -312,6 +314,9 @@ export function templateRoutes(o: TemplateRoutesOptions): HandlersFor<TemplateOp
       }
       const template = await store.templates.getTemplate(templateID);
       if (!template) throw notFound(`template '${templateID}' not found`);
+      // refused before reading when the declared size is over (the e2b client declares it)
+      if (Number(r.req.headers["content-length"]) > o.maxUploadBytes)
+        throw new UploadTooLarge(o.maxUploadBytes);
       await o.uploads.receive(template.teamId, hash, r.req, o.maxUploadBytes);
       return { status: 204 };
     },
