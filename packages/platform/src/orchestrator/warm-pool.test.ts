@@ -3,16 +3,26 @@ import os from "node:os";
 import path from "node:path";
 import { silentLogger } from "../lib/log.js";
 import { DomainError } from "../model/errors.js";
+import { NORMAL_SHARES, STOCK_SHARES } from "../sandbox/cpu-fairness.js";
 import type { BootSpec, SandboxHost } from "../sandbox/sandbox-host.js";
 import { BootBudget } from "./boot-budget.js";
 import { type PoolKey, WarmPool } from "./warm-pool.js";
 
 /** A host whose boots take `bootMs` and are counted, with nothing real behind them. */
 function fakeHost(bootMs = 20) {
-  const state = { booting: 0, maxBooting: 0, boots: 0, destroyed: [] as string[], fail: false };
+  const state = {
+    booting: 0,
+    maxBooting: 0,
+    boots: 0,
+    destroyed: [] as string[],
+    fail: false,
+    /** CPU weight of each member: as booted, then as set on hand-out (unset: the default). */
+    shares: new Map<string, number | undefined>(),
+  };
   const host = {
-    boot: async (_spec: BootSpec) => {
+    boot: async (spec: BootSpec) => {
       state.boots++;
+      state.shares.set(spec.id, spec.cpuShares);
       state.booting++;
       state.maxBooting = Math.max(state.maxBooting, state.booting);
       await new Promise((r) => setTimeout(r, bootMs));
@@ -22,6 +32,9 @@ function fakeHost(bootMs = 20) {
     },
     destroy: async (ref: { id: string }) => {
       state.destroyed.push(ref.id);
+    },
+    weigh: async (ref: { id: string }, shares: number) => {
+      state.shares.set(ref.id, shares);
     },
   } as unknown as SandboxHost;
   return { host, state };
@@ -73,6 +86,8 @@ describe("WarmPool", () => {
     expect(members.every((m) => !m.fromStock)).toBe(true);
     expect(state.boots).toBe(10);
     expect(state.maxBooting).toBe(3);
+    // booted for a create: the default weight from the start
+    for (const m of members) expect(state.shares.get(m.id)).toBeUndefined();
     expect(order).toEqual([...order].sort((a, b) => a - b));
     // nothing is kept when the pool keeps none: the records of handed-over members go
     for (const m of members) await pool.handedOver(m);
@@ -85,8 +100,11 @@ describe("WarmPool", () => {
     expect(pool.stats()[0]).toMatchObject({ misses: 2, target: 2 });
     await pool.whenFull(5_000);
     expect(pool.stats()[0]).toMatchObject({ ready: 2, target: 2 });
+    // stock boots yield the CPU to sandboxes in use until they are handed out
+    expect([...state.shares.values()].filter((shares) => shares === STOCK_SHARES).length).toBeGreaterThan(0);
     const hit = await pool.take(KEY);
     expect(hit.fromStock).toBe(true);
+    expect(state.shares.get(hit.id)).toBe(NORMAL_SHARES);
     expect(pool.stats()[0]).toMatchObject({ hits: 1 });
     // four more at once: one ready, three booted for their creates, target capped at 3
     await Promise.all(Array.from({ length: 4 }, () => pool.take(KEY)));

@@ -3,6 +3,7 @@ import path from "node:path";
 import { newSandboxId, newSecret } from "../lib/ids.js";
 import type { Logger } from "../lib/log.js";
 import type { RuntimeName } from "../model/sandbox.js";
+import { NORMAL_SHARES, STOCK_SHARES } from "../sandbox/cpu-fairness.js";
 import type { BootSpec, SandboxHost } from "../sandbox/sandbox-host.js";
 import type { BootBudget } from "./boot-budget.js";
 
@@ -112,6 +113,8 @@ export class WarmPool {
   /** Boots under way, which close() waits for. */
   private readonly inflight = new Set<Promise<void>>();
   private readonly fullWaiters = new Set<() => void>();
+  /** Members booted for stock, at the stock CPU weight until they are handed out. */
+  private readonly yielding = new Set<string>();
   private readonly shrinkTimer: NodeJS.Timeout;
 
   constructor(private readonly o: WarmPoolOptions) {
@@ -145,6 +148,7 @@ export class WarmPool {
     const member = pool.ready.shift();
     if (member) {
       pool.hits++;
+      await this.fullWeight(member);
       this.refill(pool);
       return { ...member, fromStock: true };
     }
@@ -322,7 +326,8 @@ export class WarmPool {
     try {
       await this.remember(member);
       const spec = pool.specFor(member.id, member.accessToken);
-      member.address = await this.o.host.boot(spec);
+      if (!forCreate) this.yielding.add(member.id);
+      member.address = await this.o.host.boot(forCreate ? spec : { ...spec, cpuShares: STOCK_SHARES });
       if (!forCreate) await this.o.warmUp?.(member, spec);
     } catch (err) {
       await this.destroy(member);
@@ -334,6 +339,7 @@ export class WarmPool {
   private async deliver(pool: Pool, member: PoolMember): Promise<void> {
     const waiter = pool.waiters.shift();
     if (waiter) {
+      await this.fullWeight(member);
       waiter.resolve({ ...member, fromStock: false });
       return;
     }
@@ -342,6 +348,15 @@ export class WarmPool {
       return;
     }
     pool.ready.push(member);
+  }
+
+  /** A member handed out gets the weight of a sandbox in use. */
+  private async fullWeight(member: PoolMember): Promise<void> {
+    if (!this.yielding.delete(member.id)) return;
+    // a member that cannot be reweighed still serves, at the stock weight; its logs say so
+    await this.o.host.weigh(member, NORMAL_SHARES).catch((err: unknown) => {
+      this.o.log.warn({ sandboxId: member.id, err }, "could not give a pool member its full CPU weight");
+    });
   }
 
   private wakeFullWaiters(): void {
@@ -376,6 +391,7 @@ export class WarmPool {
   }
 
   private async destroy(member: PoolMember): Promise<void> {
+    this.yielding.delete(member.id);
     await this.o.host
       .destroy(member)
       .catch((err) => this.o.log.warn({ err }, "could not remove a warm pool member"));

@@ -31,6 +31,8 @@ export interface SandboxSpecOptions {
   /** /run/netns/NAME to join; the sandbox gets that namespace's network. */
   netnsPath: string;
   cpuCount: number;
+  /** Relative CPU weight against other sandboxes (cpu.shares scale, 1024 = default). */
+  cpuShares?: number;
   memoryMB: number;
   /** Max tasks in the sandbox; default 4096. */
   pidsLimit?: number;
@@ -168,7 +170,11 @@ export function buildSpec(o: SandboxSpecOptions): OciSpec {
       cgroupsPath: o.cgroupsPath ?? containerCgroup({ id: o.hostname }),
       resources: {
         devices: [{ allow: false, access: "rwm" }],
-        cpu: { quota: Math.round(o.cpuCount * periodUs), period: periodUs },
+        cpu: {
+          quota: Math.round(o.cpuCount * periodUs),
+          period: periodUs,
+          ...(o.cpuShares !== undefined ? { shares: o.cpuShares } : {}),
+        },
         // memory+swap equal to memory: no swapping past the limit
         memory: { limit: memoryBytes, swap: memoryBytes },
         pids: { limit: pidsLimit },

@@ -4,6 +4,12 @@ import { containerCgroup } from "../runtime/oci-spec.js";
 
 /** cpu.shares of a sandbox (v1 scale; v2 weights are converted): the kernel's default. */
 export const NORMAL_SHARES = 1024;
+/**
+ * cpu.shares of a warm pool member booted for stock, until it is handed out: its boot (under
+ * gVisor, seconds of CPU) takes only what the sandboxes in use leave, so a refill started by a
+ * create does not slow that create's first commands.
+ */
+export const STOCK_SHARES = 32;
 /** cpu.shares of a sandbox that keeps a core busy: its neighbours' wake-ups go first. */
 export const BUSY_SHARES = 128;
 /** Cores used on average over the window, at or above which a sandbox counts as busy … */

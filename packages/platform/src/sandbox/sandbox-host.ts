@@ -34,6 +34,11 @@ export interface BootSpec {
   /** Template layers, topmost first. */
   lowers: string[];
   cpuCount: number;
+  /**
+   * CPU weight while it boots and waits (cpu.shares scale): a warm pool member booted for
+   * stock yields to sandboxes in use; the default weight when unset.
+   */
+  cpuShares?: number;
   memoryMB: number;
   /** Caps the writable layer (its own loop-mounted disk); uncapped, on the data dir's disk, when unset. */
   diskSizeMB?: number;
@@ -175,6 +180,7 @@ export class SandboxHost {
       hostname: spec.id,
       netnsPath: ref.netnsPath,
       cpuCount: spec.cpuCount,
+      ...(spec.cpuShares !== undefined ? { cpuShares: spec.cpuShares } : {}),
       memoryMB: limits.specMemoryBytes / 2 ** 20,
       pidsLimit: limits.pidsMax,
       oomScoreAdj: limits.initOomScoreAdj,
@@ -235,6 +241,11 @@ export class SandboxHost {
   }
 
   /** What the sandbox's cgroup shows: its processes (none once its init exited) and OOM kills. */
+  /** Sets the sandbox's CPU weight (cpu.shares scale), e.g. a pool member's once it is handed out. */
+  async weigh(spec: Pick<BootSpec, "id">, cpuShares: number): Promise<void> {
+    await setCgroupLimits(containerCgroup(spec), { cpuShares });
+  }
+
   life(spec: Pick<BootSpec, "id">): Promise<CgroupLife> {
     return cgroupLife(containerCgroup(spec));
   }
