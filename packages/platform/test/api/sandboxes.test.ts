@@ -46,7 +46,7 @@ describe.each(DIALECTS)("sandbox API on %s", (dialect) => {
       templateID: expect.any(String),
       alias: "base",
       envdVersion: "0.6.4",
-      domain: "localhost",
+      domain: "sandbox.localhost",
     });
     expect(res.body.sandboxID).toMatch(/^i[0-9a-f]{20}$/);
     expect(res.body.envdAccessToken).toEqual(expect.any(String));
