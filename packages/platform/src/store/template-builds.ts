@@ -118,17 +118,6 @@ export class TemplateBuildStore {
     return row && decodeBuild(row);
   }
 
-  /** Builds of the template that are queued or running. */
-  async unfinishedBuildCount(templateId: string): Promise<number> {
-    const row = await this.db
-      .selectFrom("builds")
-      .select((eb) => eb.fn.countAll<string | number>().as("n"))
-      .where("template_id", "=", templateId)
-      .where("status", "in", ["waiting", "building"])
-      .executeTakeFirst();
-    return Number(row?.n ?? 0);
-  }
-
   /** Marks every queued or running build as failed (they cannot outlive the process that ran them). */
   async failUnfinishedBuilds(message: string): Promise<number> {
     const now = nowIso();

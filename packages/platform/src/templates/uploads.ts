@@ -74,6 +74,11 @@ export class BuildUploads {
 
   /** Stores the archive atomically: a reader never sees half an upload. */
   async receive(teamId: string, hash: string, body: Readable, maxBytes: number): Promise<void> {
+    // a request that declares more is refused before a byte is read (the e2b client declares it)
+    const declared = Number(
+      (body as Readable & { headers?: Record<string, unknown> }).headers?.["content-length"],
+    );
+    if (declared > maxBytes) throw new UploadTooLarge(maxBytes);
     const target = this.path(teamId, hash);
     await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
     const partial = `${target}.${randomBytes(6).toString("hex")}.part`;

@@ -15,7 +15,7 @@ import type { BuildBase, Builder } from "../../templates/builder.js";
 import type { LayerStore } from "../../templates/layers.js";
 import { normalizeTags, parseName, parseOwnName, templateNamed } from "../../templates/names.js";
 import { parseImageSource } from "../../templates/oci-import.js";
-import { type BuildUploads, UploadTooLarge } from "../../templates/uploads.js";
+import type { BuildUploads } from "../../templates/uploads.js";
 import type { ApiRequest, HandlersFor } from "../handler.js";
 import { pageOf } from "../paging.js";
 import { teamOf } from "./access.js";
@@ -314,9 +314,6 @@ export function templateRoutes(o: TemplateRoutesOptions): HandlersFor<TemplateOp
       }
       const template = await store.templates.getTemplate(templateID);
       if (!template) throw notFound(`template '${templateID}' not found`);
-      // refused before reading when the declared size is over (the e2b client declares it)
-      if (Number(r.req.headers["content-length"]) > o.maxUploadBytes)
-        throw new UploadTooLarge(o.maxUploadBytes);
       await o.uploads.receive(template.teamId, hash, r.req, o.maxUploadBytes);
       return { status: 204 };
     },
