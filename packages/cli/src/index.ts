@@ -1,6 +1,7 @@
 import { sandbox } from "./commands/sandbox.js";
 import { snapshot } from "./commands/snapshot.js";
 import { template } from "./commands/template.js";
+import { volume } from "./commands/volume.js";
 import { CliError, explain } from "./connection.js";
 import { type Io, processIo } from "./output/io.js";
 
@@ -17,6 +18,7 @@ use it (over HTTP, like any client; X_API_URL, X_PROXY_URL and X_API_KEY say whe
   sandbox   create, list, inspect, pause, resume and kill sandboxes; exec and shell in them
   template  build templates from a Dockerfile-like file; list, get, tag and delete them
   snapshot  snapshot sandboxes and list the snapshots
+  volume    persistent volumes: create, list, delete; list, read and write their files
 
 'x COMMAND --help' for each.
 `;
@@ -37,6 +39,9 @@ async function dispatch(command: string | undefined, rest: string[], io: Io): Pr
     case "snapshot":
     case "snapshots":
       return snapshot(rest, io);
+    case "volume":
+    case "volumes":
+      return volume(rest, io);
     case undefined:
     case "help":
     case "--help":
@@ -59,7 +64,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       io.err(`${err.message}\n`);
       return err.exitCode;
     }
-    if (command === "sandbox" || command === "template" || command === "snapshot") {
+    if (command === "sandbox" || command === "template" || command === "snapshot" || command === "volume") {
       io.err(`x ${command}: ${explain(err)}\n`);
       return 1;
     }

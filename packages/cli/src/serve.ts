@@ -9,6 +9,7 @@ import {
   type LogFormat,
   type LogLevel,
   type PlatformConfig,
+  registrySettings,
   startPlatform,
 } from "@x/platform";
 import { createPlatformClient } from "@x/platform-client";
@@ -41,6 +42,8 @@ ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUN
                       session with the most is ended (X_PROCESS_LIMIT, default one per MiB of
                       the sandbox's memory under runc, 128 to 4096; 128 per account under
                       gVisor, whose every task costs host tasks)
+  --volume-size MB    capacity of a volume whose create gives none (X_VOLUME_SIZE, default
+                      ${DEFAULTS.volumeSizeMB}); a full volume is its writers' ENOSPC
   --deep-pause-after S
                       a sandbox frozen this many seconds is checkpointed (gVisor) or stopped
                       to free its memory (X_DEEP_PAUSE_AFTER, default ${DEFAULTS.deepPauseAfterMs / 1000})
@@ -59,6 +62,13 @@ ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUN
   --dns-listen IP:PORT
                       answer DNS for DOMAIN and *.DOMAIN there with the proxy's address, for
                       machines that use it as resolver (X_DNS_LISTEN, default off)
+  --registry-mirror REGISTRY=MIRROR
+                      pull images of REGISTRY from MIRROR first (host[:port][/path]; http://
+                      for plain HTTP), e.g. docker.io=127.0.0.1:5000; repeat for more, tried in
+                      order (X_REGISTRY_MIRRORS, comma-separated)
+  --insecure-registry HOST[:PORT]
+                      pull from this registry over plain HTTP or unverified TLS; registries on
+                      loopback addresses need no flag; repeatable (X_INSECURE_REGISTRIES)
   --log-level L       debug, info, warn, error or silent (X_LOG_LEVEL, default info)
   --log-format F      pretty (readable lines, the default when stdout and stderr are both
                       terminals) or json (the default otherwise, e.g. piped) (X_LOG_FORMAT)
@@ -92,12 +102,15 @@ export function serveConfig(argv: string[]): ServeOptions {
       "memory-reserve": { type: "string" },
       "process-limit": { type: "string" },
       "deep-pause-after": { type: "string" },
+      "volume-size": { type: "string" },
       "allow-internal": { type: "string" },
       "dns-upstream": { type: "string" },
       "tls-port": { type: "string" },
       "tls-cert": { type: "string" },
       "tls-key": { type: "string" },
       "dns-listen": { type: "string" },
+      "registry-mirror": { type: "string", multiple: true },
+      "insecure-registry": { type: "string", multiple: true },
       "log-level": { type: "string" },
       "log-format": { type: "string" },
       demo: { type: "boolean", default: false },
@@ -133,6 +146,7 @@ export function serveConfig(argv: string[]): ServeOptions {
   );
   const memoryReserve = whole(values["memory-reserve"] ?? env.X_MEMORY_RESERVE, "--memory-reserve");
   const processLimit = whole(values["process-limit"] ?? env.X_PROCESS_LIMIT, "--process-limit", 16);
+  const volumeSize = whole(values["volume-size"] ?? env.X_VOLUME_SIZE, "--volume-size", 16);
   const deepPause = values["deep-pause-after"] ?? env.X_DEEP_PAUSE_AFTER;
   if (deepPause !== undefined && !/^\d+$/.test(deepPause))
     throw new Error(`--deep-pause-after must be a whole number of seconds, got ${deepPause}`);
@@ -152,6 +166,10 @@ export function serveConfig(argv: string[]): ServeOptions {
   const dnsListen = values["dns-listen"] ?? env.X_DNS_LISTEN;
   if (dnsListen !== undefined && !/^(\[[^\]]+\]|[^:]+):\d+$/.test(dnsListen))
     throw new Error(`--dns-listen must be IP:PORT, got ${dnsListen}`);
+  const registryMirrors = values["registry-mirror"] ?? list(env.X_REGISTRY_MIRRORS);
+  const insecureRegistries = values["insecure-registry"] ?? list(env.X_INSECURE_REGISTRIES);
+  // checked here so that a mistyped flag stops `x serve` before it sets anything up
+  registrySettings({ mirrors: registryMirrors, insecure: insecureRegistries });
   const logLevel = values["log-level"] ?? env.X_LOG_LEVEL ?? "info";
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
     throw new Error(`--log-level must be one of ${LOG_LEVELS.join(", ")}, got ${logLevel}`);
@@ -179,11 +197,14 @@ export function serveConfig(argv: string[]): ServeOptions {
       ...(bootConcurrency !== undefined ? { bootConcurrency } : {}),
       ...(memoryReserve !== undefined ? { memoryReserveMB: memoryReserve } : {}),
       ...(processLimit !== undefined ? { processLimit } : {}),
+      ...(volumeSize !== undefined ? { volumeSizeMB: volumeSize } : {}),
       allowInternal: list(values["allow-internal"] ?? env.X_ALLOW_INTERNAL) ?? DEFAULTS.allowInternal,
       dnsUpstreams: dnsUpstream === "none" ? [] : list(dnsUpstream),
       ...(tlsPort === "off" ? {} : { tlsPort: port(tlsPort, DEFAULT_TLS_PORT, "--tls-port") }),
       ...(tlsCert !== undefined ? { tlsCertFile: tlsCert, tlsKeyFile: tlsKey } : {}),
       ...(dnsListen !== undefined ? { dnsListen } : {}),
+      ...(registryMirrors ? { registryMirrors } : {}),
+      ...(insecureRegistries ? { insecureRegistries } : {}),
       envdDir: envdBundleDir(),
     },
   };

@@ -1,9 +1,12 @@
 /**
- * The client commands end to end: `x sandbox …` and `x snapshot …` in this process, talking
+ * The client commands end to end: `x sandbox …`, `x snapshot …` and `x volume …` in this process, talking
  * over HTTP to a real platform (runc), with their output captured.
  */
 import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
+import os from "node:os";
+import path from "node:path";
 import { startTemplatePlatform, type TemplatePlatform } from "../../platform/test/templates/support.js";
 import { CONNECTION_ENV, ensureBuilt, X_BIN, x, xBytes, xJson } from "./run-x.js";
 
@@ -315,6 +318,48 @@ describe("x snapshot", () => {
     expect((await x(["sandbox", "kill", child])).code).toBe(0);
     expect((await x(["sandbox", "kill", id])).code).toBe(0);
     expect(await x(["template", "delete", snap.snapshotID])).toMatchObject({ code: 0 });
+  });
+});
+
+describe("x volume", () => {
+  it("creates a volume, copies files in and out, mounts it in a sandbox and deletes it", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "x-volume-cli-"));
+    try {
+      const { volumeID } = await xJson<{ volumeID: string }>(["volume", "create", "cli-vol", "--size", "32"]);
+      expect((await x(["volume", "list"])).out).toMatch(/cli-vol\s+32 MB/);
+      writeFileSync(path.join(dir, "in.txt"), "from the cli\n");
+      const cp = await x(["volume", "cp", path.join(dir, "in.txt"), "cli-vol:/docs/in.txt", "--force"]);
+      expect(cp).toEqual({ code: 0, out: "/docs/in.txt (13 bytes)\n", err: "" });
+      expect((await x(["volume", "cp", path.join(dir, "in.txt"), "cli-vol:/docs/in.txt"])).err).toMatch(
+        /already exists/,
+      );
+      const ls = await x(["volume", "ls", "cli-vol", "--depth", "2"]);
+      expect(ls.out).toMatch(/d0755\s+1000:1000 .* \/docs\n/);
+      expect(ls.out).toMatch(/-0644\s+1000:1000\s+13 .* \/docs\/in.txt/);
+
+      const id = await createSandbox("--volume", "cli-vol:/mnt/cli");
+      expect((await x(["sandbox", "exec", id, "--", "cat", "/mnt/cli/docs/in.txt"])).out).toBe(
+        "from the cli\n",
+      );
+      await x(["sandbox", "exec", id, "--", "sh", "-c", "echo back > /mnt/cli/out.txt"]);
+      expect((await x(["volume", "cp", "cli-vol:/out.txt", "-"])).out).toBe("back\n");
+      await x(["volume", "cp", "cli-vol:/out.txt", path.join(dir, "out.txt")]);
+      expect(readFileSync(path.join(dir, "out.txt"), "utf8")).toBe("back\n");
+      const info = await xJson<{ mountedBy: string[] }>(["volume", "info", volumeID]);
+      expect(info.mountedBy).toEqual([id]);
+      expect((await x(["volume", "rm", "cli-vol"])).err).toMatch(/mounted by/);
+      await x(["sandbox", "kill", id]);
+      expect((await x(["volume", "rm", "cli-vol"])).out).toBe("deleted cli-vol\n");
+      expect((await x(["volume", "info", "cli-vol"])).err).toMatch(/no volume 'cli-vol'/);
+      expect((await x(["sandbox", "create", "--volume", "nope"])).err).toMatch(/NAME:\/PATH/);
+      expect((await x(["volume", "cp", "a", "b"])).code).toBe(2);
+      for (const c of ["create", "list", "info", "rm", "ls", "cp"]) {
+        expect((await x(["volume", c, "--help"])).code).toBe(0);
+      }
+    } finally {
+      await x(["volume", "rm", "cli-vol"]);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -23,6 +23,8 @@ export interface PlatformConfig {
   maxTimeoutSeconds: number;
   /** Default disk of a sandbox's writable layer (templates may set their own). */
   diskSizeMB: number;
+  /** Capacity of a volume whose create does not give one. */
+  volumeSizeMB: number;
   /**
    * Ready sandboxes kept at least per template build and runtime, so create need not boot; with
    * 0 (and no `warmPoolMax`) none are kept and every create boots its own.
@@ -59,6 +61,13 @@ export interface PlatformConfig {
   tlsKeyFile?: string;
   /** `IP:PORT` where a DNS listener answers `{domain}` and `*.{domain}` with the proxy's address. */
   dnsListen?: string;
+  /**
+   * Mirrors tried before a registry when a template pulls an image, as `REGISTRY=MIRROR`
+   * (`docker.io=127.0.0.1:5000`; `http://` before the mirror allows plain HTTP).
+   */
+  registryMirrors?: string[];
+  /** Registries (`host[:port]`) pulled from over plain HTTP or unverified TLS; loopback ones always are. */
+  insecureRegistries?: string[];
 }
 
 /** Ready sandboxes kept at most per pool: `warmPoolMax`, else 16 (at least `warmPoolSize`), none when `warmPoolSize` is 0. */
@@ -78,6 +87,7 @@ export const DEFAULTS: Omit<PlatformConfig, "envdDir"> = {
   maxSandboxesPerTeam: 200,
   maxTimeoutSeconds: 24 * 3600,
   diskSizeMB: 2048,
+  volumeSizeMB: 1024,
   warmPoolSize: 2,
   allowInternal: [],
 };

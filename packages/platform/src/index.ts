@@ -11,3 +11,4 @@ export {
 } from "./platform.js";
 export type { ImageBuildProgress } from "./rootfs/base-image.js";
 export { openStore, type Store } from "./store/index.js";
+export { registrySettings } from "./templates/registry/settings.js";

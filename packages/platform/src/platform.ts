@@ -33,6 +33,7 @@ import { SandboxHost } from "./sandbox/sandbox-host.js";
 import { openStore, type Store } from "./store/index.js";
 import { ensureBaseTemplate } from "./templates/base-template.js";
 import { createBuildService } from "./templates/build-service.js";
+import { Volumes } from "./volumes/volumes.js";
 
 /** envd version every sandbox reports; the public client needs at least 0.6.4 for all features. */
 export const ENVD_VERSION = "0.6.4";
@@ -125,12 +126,19 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
   network.onRemoved = (id) => egress.forget(id);
   const egressPorts = await egress.start();
   const envdDir = await installEnvd(config.envdDir, config.dataDir);
+  const volumes = new Volumes({
+    store,
+    dataDir: config.dataDir,
+    defaultSizeMB: config.volumeSizeMB,
+    log: root.child({ component: "volumes" }),
+  });
   const host = new SandboxHost({
     dataDir: config.dataDir,
     runtimes,
     network,
     envdDir,
     processLimit: config.processLimit,
+    volumeSource: (id) => volumes.source(id),
     log: root.child({ component: "sandbox" }),
   });
   let proxy: ProxyServer | undefined;
@@ -201,6 +209,8 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     runtime: defaultRuntime,
     dataDir: config.dataDir,
     owner: config.networkPrefix,
+    registryMirrors: config.registryMirrors,
+    insecureRegistries: config.insecureRegistries,
     log: root.child({ component: "builder" }),
   });
   const firstApiKey = await store.teams.ensureFirstTeam();
@@ -243,6 +253,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
         store,
         orchestrator,
         builds,
+        volumes,
         sampler,
         log: apiLog,
         domain: publicDomain,
@@ -293,6 +304,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
       // members are nobody's sandboxes: they never outlive the process that booted them
       await warmPool.close();
       if (opts.destroy) await orchestrator.killAll();
+      await volumes.close();
       // nothing for the next start to adopt: the firewall table (and any leftover) goes too
       if (opts.destroy || !(await orchestrator.anyLeft())) await network.sweep();
       cpuFairness.stop();

@@ -56,3 +56,9 @@ export {
   type TemplateStep,
   type TemplateTag,
 } from "./template.js";
+export {
+  Volume,
+  type VolumeCreateOptions,
+  type VolumeEntry,
+  type VolumeWriteOptions,
+} from "./volume.js";

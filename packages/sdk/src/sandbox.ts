@@ -18,6 +18,7 @@ import {
 } from "./errors.js";
 import { Filesystem } from "./filesystem.js";
 import { Pty } from "./pty.js";
+import type { Volume } from "./volume.js";
 
 /** Sandboxes live five minutes unless told otherwise. */
 const DEFAULT_SANDBOX_TIMEOUT_MS = 300_000;
@@ -32,6 +33,8 @@ export interface SandboxCreateOptions extends ConnectionOptions {
   envs?: Schemas["EnvVars"];
   /** Container runtime: `runsc` (gVisor) or `runc`; the platform's default otherwise. */
   runtime?: Schemas["SandboxRuntime"];
+  /** Volumes to mount read-write, by mount path: a `Volume` or a volume's name. */
+  volumeMounts?: Record<string, Volume | string>;
 }
 
 export interface SandboxConnectOptions extends ConnectionOptions {
@@ -99,6 +102,12 @@ export class Sandbox {
           metadata: opts.metadata,
           envVars: opts.envs,
           runtime: opts.runtime,
+          volumeMounts: opts.volumeMounts
+            ? Object.entries(opts.volumeMounts).map(([path, v]) => ({
+                name: typeof v === "string" ? v : v.name,
+                path,
+              }))
+            : undefined,
         },
       }),
     );

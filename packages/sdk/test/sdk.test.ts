@@ -19,6 +19,7 @@ import {
   SandboxError,
   Snapshot,
   TimeoutError,
+  Volume,
 } from "../src/index.js";
 
 let t: TestPlatform;
@@ -337,6 +338,60 @@ describe("snapshots and forks", () => {
     }
     expect(await Snapshot.list({ sandboxId: source.sandboxId })).toEqual([]);
     expect(await Snapshot.delete("sdk-snapshot")).toBe(false);
+  });
+});
+
+describe("volumes", () => {
+  it("creates a volume, reads and writes its files, mounts it and destroys it", async () => {
+    const vol = await Volume.create("sdk-vol", { sizeMB: 32 });
+    try {
+      expect(vol.name).toBe("sdk-vol");
+      expect((await Volume.list()).map((v) => v.name)).toContain("sdk-vol");
+      expect(await vol.writeFile("/notes/a.txt", "alpha", { force: true })).toMatchObject({
+        size: 5,
+        mode: 0o644,
+      });
+      const chunks = [new TextEncoder().encode("str"), new TextEncoder().encode("eamed")];
+      const stream = new ReadableStream<Uint8Array>({
+        pull(c) {
+          const next = chunks.shift();
+          if (next) c.enqueue(next);
+          else c.close();
+        },
+      });
+      await vol.writeFile("/notes/b.txt", stream);
+      expect(await vol.readFile("/notes/b.txt")).toBe("streamed");
+      expect(await vol.readFile("/notes/a.txt", { format: "bytes" })).toEqual(
+        new TextEncoder().encode("alpha"),
+      );
+      await expect(vol.writeFile("/notes/a.txt", "again")).rejects.toBeInstanceOf(ConflictError);
+      await expect(vol.readFile("/nope")).rejects.toBeInstanceOf(NotFoundError);
+      expect(await vol.makeDir("/empty")).toMatchObject({ type: "directory" });
+      expect((await vol.list("/", { depth: 2 })).map((e) => e.path)).toEqual([
+        "/empty",
+        "/notes",
+        "/notes/a.txt",
+        "/notes/b.txt",
+      ]);
+      expect(await vol.updateMetadata("/notes/a.txt", { mode: 0o600 })).toMatchObject({ mode: 0o600 });
+      await vol.remove("/empty");
+      expect(await vol.exists("/empty")).toBe(false);
+
+      const sb = await Sandbox.create({ volumeMounts: { "/mnt/notes": vol } });
+      try {
+        expect((await sb.commands.run("cat /mnt/notes/notes/b.txt")).stdout).toBe("streamed");
+        expect((await Volume.getInfo(vol.volumeId)).mountedBy).toEqual([sb.sandboxId]);
+        await expect(Volume.destroy(vol.volumeId)).rejects.toBeInstanceOf(ConflictError);
+      } finally {
+        await sb.kill();
+      }
+      const again = await Volume.connect(vol.volumeId);
+      expect(await again.readFile("/notes/a.txt")).toBe("alpha");
+    } finally {
+      expect(await Volume.destroy(vol.volumeId)).toBe(true);
+    }
+    expect(await Volume.destroy(vol.volumeId)).toBe(false);
+    await expect(Volume.getInfo(vol.volumeId)).rejects.toBeInstanceOf(NotFoundError);
   });
 });
 

@@ -11,6 +11,7 @@ import { network } from "./network.js";
 const HELP = `x sandbox: create, inspect and drive sandboxes
 
   x sandbox create [--template T] [--timeout S] [--metadata k=v]... [--env K=V]... [--runtime runsc|runc]
+                   [--volume NAME:/PATH]...
   x sandbox list [--state running,paused] [--metadata k=v]...
   x sandbox info ID
   x sandbox kill ID
@@ -34,6 +35,8 @@ const SUBHELP: Record<string, string> = {
   --metadata k=v     metadata, repeatable
   --env K=V          environment of every command, repeatable
   --runtime NAME     runsc (gVisor) or runc; the platform's default otherwise
+  --volume NAME:/PATH
+                     mount the team's volume NAME read-write at /PATH, repeatable
 `,
   list: `x sandbox list: the team's sandboxes, newest first
 
@@ -96,6 +99,7 @@ export async function sandbox(argv: string[], io: Io): Promise<number> {
     metadata: { type: "string", multiple: true },
     env: { type: "string", multiple: true },
     runtime: { type: "string" },
+    volume: { type: "string", multiple: true },
     state: { type: "string" },
   });
   if (values.help) {
@@ -121,6 +125,7 @@ export async function sandbox(argv: string[], io: Io): Promise<number> {
             metadata: pairs(name, "metadata", values.metadata as string[] | undefined),
             envVars: pairs(name, "env", values.env as string[] | undefined),
             ...(runtime ? { runtime: runtime as Schemas["SandboxRuntime"] } : {}),
+            ...(values.volume ? { volumeMounts: volumeMounts(name, values.volume as string[]) } : {}),
           },
         }),
       );
@@ -219,4 +224,13 @@ export async function sandbox(argv: string[], io: Io): Promise<number> {
     }
   }
   return 2;
+}
+
+/** `--volume NAME:/PATH` flags as the create's mounts (the platform checks names and paths). */
+function volumeMounts(command: string, flags: string[]): Schemas["SandboxVolumeMount"][] {
+  return flags.map((flag) => {
+    const i = flag.indexOf(":");
+    if (i <= 0) throw new CliError(`${command}: --volume takes NAME:/PATH, got '${flag}'`, 2);
+    return { name: flag.slice(0, i), path: flag.slice(i + 1) };
+  });
 }

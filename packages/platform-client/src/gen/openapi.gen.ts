@@ -52,6 +52,14 @@ export const openapiDocument: Record<string, unknown> = {
       "description": "Team API key management."
     },
     {
+      "name": "Volumes",
+      "description": "Persistent volumes of a team, mounted into sandboxes by name."
+    },
+    {
+      "name": "Volume content",
+      "description": "Files of a volume, with the volume's own token (`Authorization: Bearer`), on the\nAPI's port (the client's `E2B_VOLUME_API_URL`).\n"
+    },
+    {
       "name": "Health",
       "description": "Liveness of the API."
     },
@@ -1345,6 +1353,506 @@ export const openapiDocument: Record<string, unknown> = {
         }
       }
     },
+    "/volumes": {
+      "get": {
+        "tags": [
+          "Volumes"
+        ],
+        "operationId": "listVolumes",
+        "summary": "List the team's volumes",
+        "description": "Every volume of the team, oldest first, without tokens.",
+        "responses": {
+          "200": {
+            "description": "The team's volumes.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/Volume"
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      },
+      "post": {
+        "tags": [
+          "Volumes"
+        ],
+        "operationId": "createVolume",
+        "summary": "Create a volume",
+        "description": "Creates a persistent volume, its own filesystem of `sizeMB` (the platform's default\nwhen left out). Names are unique within the team. The answer carries the volume's\ntoken for the content API: it does not expire and dies with the volume. `domain` is\nnever set, so the client sends content calls to `E2B_VOLUME_API_URL`.\n",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/NewVolume"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The volume, with its token.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/VolumeAndToken"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
+          }
+        }
+      }
+    },
+    "/volumes/{volumeID}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/volumeID"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Volumes"
+        ],
+        "operationId": "getVolume",
+        "summary": "Get a volume and its token",
+        "responses": {
+          "200": {
+            "description": "The volume, with its token.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/VolumeAndToken"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      },
+      "delete": {
+        "tags": [
+          "Volumes"
+        ],
+        "operationId": "deleteVolume",
+        "summary": "Delete a volume and its files",
+        "description": "Refused with 409 while a sandbox that is not killed (running or paused) mounts it;\nits token stops working at once.\n",
+        "responses": {
+          "204": {
+            "description": "The volume and its files are gone."
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/volumecontent/{volumeID}/path": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/volumeID"
+        },
+        {
+          "$ref": "#/components/parameters/volumePath"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Volume content"
+        ],
+        "operationId": "statVolumePath",
+        "summary": "Information about a file or directory",
+        "security": [
+          {
+            "VolumeToken": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The entry.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/VolumeEntryStat"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      },
+      "patch": {
+        "tags": [
+          "Volume content"
+        ],
+        "operationId": "updateVolumePathMetadata",
+        "summary": "Change an entry's owner or permissions",
+        "security": [
+          {
+            "VolumeToken": []
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/VolumeMetadataUpdate"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The entry as it is now.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/VolumeEntryStat"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      },
+      "delete": {
+        "tags": [
+          "Volume content"
+        ],
+        "operationId": "removeVolumePath",
+        "summary": "Remove a file or a directory with everything in it",
+        "security": [
+          {
+            "VolumeToken": []
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "Removed."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      }
+    },
+    "/volumecontent/{volumeID}/dir": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/volumeID"
+        },
+        {
+          "$ref": "#/components/parameters/volumePath"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Volume content"
+        ],
+        "operationId": "listVolumeDir",
+        "summary": "List a directory",
+        "description": "Entries of the directory, each directory's entries after it down to `depth` levels.",
+        "security": [
+          {
+            "VolumeToken": []
+          }
+        ],
+        "parameters": [
+          {
+            "name": "depth",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "minimum": 0,
+              "default": 1
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The entries, flat.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/VolumeEntryStat"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      },
+      "post": {
+        "tags": [
+          "Volume content"
+        ],
+        "operationId": "makeVolumeDir",
+        "summary": "Create a directory",
+        "description": "Without `force`, an existing entry is 409 and a missing parent 404; with it, missing\nparents are created and an existing directory is fine.\n",
+        "security": [
+          {
+            "VolumeToken": []
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/volumeUid"
+          },
+          {
+            "$ref": "#/components/parameters/volumeGid"
+          },
+          {
+            "$ref": "#/components/parameters/volumeMode"
+          },
+          {
+            "$ref": "#/components/parameters/volumeForce"
+          }
+        ],
+        "responses": {
+          "201": {
+            "description": "The directory.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/VolumeEntryStat"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "507": {
+            "$ref": "#/components/responses/VolumeFull"
+          }
+        }
+      }
+    },
+    "/volumecontent/{volumeID}/file": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/volumeID"
+        },
+        {
+          "$ref": "#/components/parameters/volumePath"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Volume content"
+        ],
+        "operationId": "readVolumeFile",
+        "summary": "Read a file",
+        "security": [
+          {
+            "VolumeToken": []
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The file's bytes.",
+            "content": {
+              "application/octet-stream": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          }
+        }
+      },
+      "put": {
+        "tags": [
+          "Volume content"
+        ],
+        "operationId": "writeVolumeFile",
+        "summary": "Write a file",
+        "description": "The body is the file's bytes (streamed, chunked or with a length). Without `force`, an\nexisting file is 409 and a missing parent 404; with it, parents are created and the\nfile is replaced. A write that does not complete leaves no partial file behind.\n",
+        "security": [
+          {
+            "VolumeToken": []
+          }
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/volumeUid"
+          },
+          {
+            "$ref": "#/components/parameters/volumeGid"
+          },
+          {
+            "$ref": "#/components/parameters/volumeMode"
+          },
+          {
+            "$ref": "#/components/parameters/volumeForce"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "*/*": {
+              "schema": {
+                "type": "string",
+                "format": "binary"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The file as written.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/VolumeEntryStat"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "507": {
+            "$ref": "#/components/responses/VolumeFull"
+          }
+        }
+      }
+    },
     "/templates": {
       "get": {
         "tags": [
@@ -2383,9 +2891,75 @@ export const openapiDocument: Record<string, unknown> = {
         "in": "header",
         "name": "X-Access-Token",
         "description": "Sandbox access token (`envdAccessToken`). Used by envd and the sandbox\nproxy, not by this API; defined here so both specs share the name.\nSee `schemas/envd.yaml`.\n"
+      },
+      "VolumeToken": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "A volume's token (`VolumeAndToken.token`); it opens that volume's content only."
       }
     },
     "parameters": {
+      "volumeID": {
+        "name": "volumeID",
+        "in": "path",
+        "description": "Identifier of the volume.",
+        "required": true,
+        "schema": {
+          "type": "string"
+        }
+      },
+      "volumePath": {
+        "name": "path",
+        "in": "query",
+        "description": "Path inside the volume; relative paths start at its root, `..` never leaves it.",
+        "required": true,
+        "schema": {
+          "type": "string",
+          "minLength": 1
+        }
+      },
+      "volumeUid": {
+        "name": "uid",
+        "in": "query",
+        "description": "Owner of what is created (default 1000, the sandbox's `user`).",
+        "required": false,
+        "schema": {
+          "type": "integer",
+          "minimum": 0,
+          "maximum": 4294967294
+        }
+      },
+      "volumeGid": {
+        "name": "gid",
+        "in": "query",
+        "description": "Group of what is created (default 1000).",
+        "required": false,
+        "schema": {
+          "type": "integer",
+          "minimum": 0,
+          "maximum": 4294967294
+        }
+      },
+      "volumeMode": {
+        "name": "mode",
+        "in": "query",
+        "description": "Permission bits of what is created (default 0644 for files, 0755 for directories).",
+        "required": false,
+        "schema": {
+          "type": "integer",
+          "minimum": 0,
+          "maximum": 4095
+        }
+      },
+      "volumeForce": {
+        "name": "force",
+        "in": "query",
+        "description": "Create missing parents, and replace a file (or accept a directory) that exists.",
+        "required": false,
+        "schema": {
+          "type": "boolean"
+        }
+      },
       "sandboxID": {
         "name": "sandboxID",
         "in": "path",
@@ -2601,6 +3175,20 @@ export const openapiDocument: Record<string, unknown> = {
             "example": {
               "code": 507,
               "message": "the platform's disk is full: no room for a copy of upper (layer snap-…)"
+            }
+          }
+        }
+      },
+      "VolumeFull": {
+        "description": "The volume has no room left for what the request writes; nothing of it is kept.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "example": {
+              "code": 507,
+              "message": "volume 'data' is full (1024 MB)"
             }
           }
         }
@@ -3023,7 +3611,7 @@ export const openapiDocument: Record<string, unknown> = {
       },
       "NewSandboxV2": {
         "type": "object",
-        "description": "Sandbox creation request. `iam` and `volumeMounts` are accepted on the\nwire; this server does not support them yet and answers 400 when they\nare non-empty.\n",
+        "description": "Sandbox creation request. `volumeMounts` mounts volumes of the team, by\nname, read-write (every problem of them in one 400). `iam` is accepted\non the wire; this server does not support it yet and answers 400 when\nit is non-empty.\n",
         "required": [
           "templateID"
         ],
@@ -3082,6 +3670,173 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "iam": {
             "$ref": "#/components/schemas/SandboxIam"
+          }
+        }
+      },
+      "NewVolume": {
+        "type": "object",
+        "required": [
+          "name"
+        ],
+        "properties": {
+          "name": {
+            "type": "string",
+            "description": "Letters, digits, `_` and `-`; unique within the team."
+          },
+          "sizeMB": {
+            "type": "integer",
+            "minimum": 16,
+            "description": "Platform extension - the volume's capacity; the platform's default when left out."
+          }
+        }
+      },
+      "Volume": {
+        "type": "object",
+        "required": [
+          "volumeID",
+          "name"
+        ],
+        "properties": {
+          "volumeID": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "sizeMB": {
+            "type": "integer",
+            "description": "Platform extension - the volume's capacity."
+          },
+          "createdAt": {
+            "type": "string",
+            "format": "date-time",
+            "description": "Platform extension."
+          }
+        }
+      },
+      "VolumeAndToken": {
+        "type": "object",
+        "required": [
+          "volumeID",
+          "name",
+          "token"
+        ],
+        "properties": {
+          "volumeID": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "token": {
+            "type": "string",
+            "description": "Bearer token of the content API for this volume; valid until the volume is deleted."
+          },
+          "domain": {
+            "type": "string",
+            "description": "Never set here (the client would send content calls to `api.<domain>`)."
+          },
+          "sizeMB": {
+            "type": "integer",
+            "description": "Platform extension - the volume's capacity."
+          },
+          "usedMB": {
+            "type": "integer",
+            "description": "Platform extension - what its files take."
+          },
+          "mountedBy": {
+            "type": "array",
+            "description": "Platform extension - sandboxes (running or paused) that mount it.",
+            "items": {
+              "type": "string"
+            }
+          },
+          "createdAt": {
+            "type": "string",
+            "format": "date-time",
+            "description": "Platform extension."
+          }
+        }
+      },
+      "VolumeEntryStat": {
+        "type": "object",
+        "required": [
+          "name",
+          "type",
+          "path",
+          "size",
+          "mode",
+          "uid",
+          "gid",
+          "atime",
+          "mtime",
+          "ctime"
+        ],
+        "properties": {
+          "name": {
+            "type": "string"
+          },
+          "type": {
+            "type": "string",
+            "enum": [
+              "unknown",
+              "file",
+              "directory",
+              "symlink"
+            ]
+          },
+          "path": {
+            "type": "string",
+            "description": "Absolute within the volume's root."
+          },
+          "target": {
+            "type": "string",
+            "description": "A symlink's target, as written."
+          },
+          "size": {
+            "type": "integer"
+          },
+          "mode": {
+            "type": "integer",
+            "description": "Permission bits only."
+          },
+          "uid": {
+            "type": "integer"
+          },
+          "gid": {
+            "type": "integer"
+          },
+          "atime": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "mtime": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "ctime": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "VolumeMetadataUpdate": {
+        "type": "object",
+        "properties": {
+          "uid": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 4294967294
+          },
+          "gid": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 4294967294
+          },
+          "mode": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 4095
           }
         }
       },
@@ -3278,6 +4033,12 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "reason": {
             "$ref": "#/components/schemas/SandboxErrorReason"
+          },
+          "volumeMounts": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/SandboxVolumeMount"
+            }
           }
         }
       },
@@ -3363,6 +4124,12 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "lifecycle": {
             "$ref": "#/components/schemas/SandboxLifecycle"
+          },
+          "volumeMounts": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/SandboxVolumeMount"
+            }
           }
         }
       },
@@ -4213,7 +4980,7 @@ export const openapiDocument: Record<string, unknown> = {
         "properties": {
           "fromImage": {
             "type": "string",
-            "description": "Base OCI image. The client's default is `e2bdev/base` (map it to the `base` template).\nThis platform pulls from no registry: other images are read from the platform host's\nimport directory (`<dataDir>/import`) as `oci:<dir>:<tag>`, `oci-archive:<file>:<tag>`\nor `docker-archive:<file>`; a registry reference is refused with 400.\n"
+            "description": "Base OCI image. The client's default is `e2bdev/base` (map it to the `base` template).\nA registry reference as Docker names it (`python:3.12`, `host:port/ns/img:tag`,\n`name@sha256:…`) is pulled, with the credentials of `fromImageRegistry` when given\n(`aws` is refused with 400); a pull that fails fails the build with the reason. Images\non the platform host are read from its import directory (`<dataDir>/import`) as\n`oci:<dir>:<tag>`, `oci-archive:<file>:<tag>` or `docker-archive:<file>`.\n"
           },
           "fromImageRegistry": {
             "$ref": "#/components/schemas/FromImageRegistry"

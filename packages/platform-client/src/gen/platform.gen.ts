@@ -870,6 +870,143 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/volumecontent/{volumeID}/dir": {
+        parameters: {
+            query: {
+                /** @description Path inside the volume; relative paths start at its root, `..` never leaves it. */
+                path: components["parameters"]["volumePath"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the volume. */
+                volumeID: components["parameters"]["volumeID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a directory
+         * @description Entries of the directory, each directory's entries after it down to `depth` levels.
+         */
+        get: operations["listVolumeDir"];
+        put?: never;
+        /**
+         * Create a directory
+         * @description Without `force`, an existing entry is 409 and a missing parent 404; with it, missing
+         *     parents are created and an existing directory is fine.
+         */
+        post: operations["makeVolumeDir"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/volumecontent/{volumeID}/file": {
+        parameters: {
+            query: {
+                /** @description Path inside the volume; relative paths start at its root, `..` never leaves it. */
+                path: components["parameters"]["volumePath"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the volume. */
+                volumeID: components["parameters"]["volumeID"];
+            };
+            cookie?: never;
+        };
+        /** Read a file */
+        get: operations["readVolumeFile"];
+        /**
+         * Write a file
+         * @description The body is the file's bytes (streamed, chunked or with a length). Without `force`, an
+         *     existing file is 409 and a missing parent 404; with it, parents are created and the
+         *     file is replaced. A write that does not complete leaves no partial file behind.
+         */
+        put: operations["writeVolumeFile"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/volumecontent/{volumeID}/path": {
+        parameters: {
+            query: {
+                /** @description Path inside the volume; relative paths start at its root, `..` never leaves it. */
+                path: components["parameters"]["volumePath"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the volume. */
+                volumeID: components["parameters"]["volumeID"];
+            };
+            cookie?: never;
+        };
+        /** Information about a file or directory */
+        get: operations["statVolumePath"];
+        put?: never;
+        post?: never;
+        /** Remove a file or a directory with everything in it */
+        delete: operations["removeVolumePath"];
+        options?: never;
+        head?: never;
+        /** Change an entry's owner or permissions */
+        patch: operations["updateVolumePathMetadata"];
+        trace?: never;
+    };
+    "/volumes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the team's volumes
+         * @description Every volume of the team, oldest first, without tokens.
+         */
+        get: operations["listVolumes"];
+        put?: never;
+        /**
+         * Create a volume
+         * @description Creates a persistent volume, its own filesystem of `sizeMB` (the platform's default
+         *     when left out). Names are unique within the team. The answer carries the volume's
+         *     token for the content API: it does not expire and dies with the volume. `domain` is
+         *     never set, so the client sends content calls to `E2B_VOLUME_API_URL`.
+         */
+        post: operations["createVolume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/volumes/{volumeID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the volume. */
+                volumeID: components["parameters"]["volumeID"];
+            };
+            cookie?: never;
+        };
+        /** Get a volume and its token */
+        get: operations["getVolume"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a volume and its files
+         * @description Refused with 409 while a sandbox that is not killed (running or paused) mounts it;
+         *     its token stops working at once.
+         */
+        delete: operations["deleteVolume"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1031,6 +1168,7 @@ export interface components {
             startedAt: string;
             state: components["schemas"]["SandboxState"];
             templateID: string;
+            volumeMounts?: components["schemas"]["SandboxVolumeMount"][];
         };
         /**
          * @description Severity of a log entry.
@@ -1080,9 +1218,10 @@ export interface components {
             timeout?: number;
         };
         /**
-         * @description Sandbox creation request. `iam` and `volumeMounts` are accepted on the
-         *     wire; this server does not support them yet and answers 400 when they
-         *     are non-empty.
+         * @description Sandbox creation request. `volumeMounts` mounts volumes of the team, by
+         *     name, read-write (every problem of them in one 400). `iam` is accepted
+         *     on the wire; this server does not support it yet and answers 400 when
+         *     it is non-empty.
          */
         NewSandboxV2: {
             /** @description Outbound internet on (default) or off. */
@@ -1116,6 +1255,12 @@ export interface components {
              */
             timeout?: number;
             volumeMounts?: components["schemas"]["SandboxVolumeMount"][];
+        };
+        NewVolume: {
+            /** @description Letters, digits, `_` and `-`; unique within the team. */
+            name: string;
+            /** @description Platform extension - the volume's capacity; the platform's default when left out. */
+            sizeMB?: number;
         };
         /**
          * @description Sort direction.
@@ -1192,6 +1337,7 @@ export interface components {
             startedAt: string;
             state: components["schemas"]["SandboxState"];
             templateID: string;
+            volumeMounts?: components["schemas"]["SandboxVolumeMount"][];
         };
         /** @description SOCKS5 proxy for outbound traffic (`null` for none). The password is never returned. */
         SandboxEgressProxyConfig: {
@@ -1578,9 +1724,11 @@ export interface components {
             force?: boolean;
             /**
              * @description Base OCI image. The client's default is `e2bdev/base` (map it to the `base` template).
-             *     This platform pulls from no registry: other images are read from the platform host's
-             *     import directory (`<dataDir>/import`) as `oci:<dir>:<tag>`, `oci-archive:<file>:<tag>`
-             *     or `docker-archive:<file>`; a registry reference is refused with 400.
+             *     A registry reference as Docker names it (`python:3.12`, `host:port/ns/img:tag`,
+             *     `name@sha256:…`) is pulled, with the credentials of `fromImageRegistry` when given
+             *     (`aws` is refused with 400); a pull that fails fails the build with the reason. Images
+             *     on the platform host are read from its import directory (`<dataDir>/import`) as
+             *     `oci:<dir>:<tag>`, `oci-archive:<file>:<tag>` or `docker-archive:<file>`.
              */
             fromImage?: string;
             fromImageRegistry?: components["schemas"]["FromImageRegistry"];
@@ -1687,6 +1835,61 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
             warmPool?: components["schemas"]["TemplateWarmPool"];
+        };
+        Volume: {
+            /**
+             * Format: date-time
+             * @description Platform extension.
+             */
+            createdAt?: string;
+            name: string;
+            /** @description Platform extension - the volume's capacity. */
+            sizeMB?: number;
+            volumeID: string;
+        };
+        VolumeAndToken: {
+            /**
+             * Format: date-time
+             * @description Platform extension.
+             */
+            createdAt?: string;
+            /** @description Never set here (the client would send content calls to `api.<domain>`). */
+            domain?: string;
+            /** @description Platform extension - sandboxes (running or paused) that mount it. */
+            mountedBy?: string[];
+            name: string;
+            /** @description Platform extension - the volume's capacity. */
+            sizeMB?: number;
+            /** @description Bearer token of the content API for this volume; valid until the volume is deleted. */
+            token: string;
+            /** @description Platform extension - what its files take. */
+            usedMB?: number;
+            volumeID: string;
+        };
+        VolumeEntryStat: {
+            /** Format: date-time */
+            atime: string;
+            /** Format: date-time */
+            ctime: string;
+            gid: number;
+            /** @description Permission bits only. */
+            mode: number;
+            /** Format: date-time */
+            mtime: string;
+            name: string;
+            /** @description Absolute within the volume's root. */
+            path: string;
+            size: number;
+            /** @description A symlink's target, as written. */
+            target?: string;
+            /** @enum {string} */
+            type: "unknown" | "file" | "directory" | "symlink";
+            uid: number;
+        };
+        VolumeMetadataUpdate: {
+            gid?: number;
+            mode?: number;
+            uid?: number;
         };
     };
     responses: {
@@ -1859,6 +2062,21 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The volume has no room left for what the request writes; nothing of it is kept. */
+        VolumeFull: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": 507,
+                 *       "message": "volume 'data' is full (1024 MB)"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: {
         /** @description Identifier of the build (UUID). */
@@ -1887,6 +2105,18 @@ export interface components {
          *     sent percent-encoded.
          */
         templateID: string;
+        /** @description Create missing parents, and replace a file (or accept a directory) that exists. */
+        volumeForce: boolean;
+        /** @description Group of what is created (default 1000). */
+        volumeGid: number;
+        /** @description Identifier of the volume. */
+        volumeID: string;
+        /** @description Permission bits of what is created (default 0644 for files, 0755 for directories). */
+        volumeMode: number;
+        /** @description Path inside the volume; relative paths start at its root, `..` never leaves it. */
+        volumePath: string;
+        /** @description Owner of what is created (default 1000, the sandbox's `user`). */
+        volumeUid: number;
     };
     requestBodies: never;
     headers: {
@@ -3257,6 +3487,348 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listVolumeDir: {
+        parameters: {
+            query: {
+                depth?: number;
+                /** @description Path inside the volume; relative paths start at its root, `..` never leaves it. */
+                path: components["parameters"]["volumePath"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the volume. */
+                volumeID: components["parameters"]["volumeID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entries, flat. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VolumeEntryStat"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    makeVolumeDir: {
+        parameters: {
+            query: {
+                /** @description Create missing parents, and replace a file (or accept a directory) that exists. */
+                force?: components["parameters"]["volumeForce"];
+                /** @description Group of what is created (default 1000). */
+                gid?: components["parameters"]["volumeGid"];
+                /** @description Permission bits of what is created (default 0644 for files, 0755 for directories). */
+                mode?: components["parameters"]["volumeMode"];
+                /** @description Path inside the volume; relative paths start at its root, `..` never leaves it. */
+                path: components["parameters"]["volumePath"];
+                /** @description Owner of what is created (default 1000, the sandbox's `user`). */
+                uid?: components["parameters"]["volumeUid"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the volume. */
+                volumeID: components["parameters"]["volumeID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The directory. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VolumeEntryStat"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+            507: components["responses"]["VolumeFull"];
+        };
+    };
+    readVolumeFile: {
+        parameters: {
+            query: {
+                /** @description Path inside the volume; relative paths start at its root, `..` never leaves it. */
+                path: components["parameters"]["volumePath"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the volume. */
+                volumeID: components["parameters"]["volumeID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    writeVolumeFile: {
+        parameters: {
+            query: {
+                /** @description Create missing parents, and replace a file (or accept a directory) that exists. */
+                force?: components["parameters"]["volumeForce"];
+                /** @description Group of what is created (default 1000). */
+                gid?: components["parameters"]["volumeGid"];
+                /** @description Permission bits of what is created (default 0644 for files, 0755 for directories). */
+                mode?: components["parameters"]["volumeMode"];
+                /** @description Path inside the volume; relative paths start at its root, `..` never leaves it. */
+                path: components["parameters"]["volumePath"];
+                /** @description Owner of what is created (default 1000, the sandbox's `user`). */
+                uid?: components["parameters"]["volumeUid"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the volume. */
+                volumeID: components["parameters"]["volumeID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "*/*": string;
+            };
+        };
+        responses: {
+            /** @description The file as written. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VolumeEntryStat"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+            507: components["responses"]["VolumeFull"];
+        };
+    };
+    statVolumePath: {
+        parameters: {
+            query: {
+                /** @description Path inside the volume; relative paths start at its root, `..` never leaves it. */
+                path: components["parameters"]["volumePath"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the volume. */
+                volumeID: components["parameters"]["volumeID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entry. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VolumeEntryStat"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    removeVolumePath: {
+        parameters: {
+            query: {
+                /** @description Path inside the volume; relative paths start at its root, `..` never leaves it. */
+                path: components["parameters"]["volumePath"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the volume. */
+                volumeID: components["parameters"]["volumeID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateVolumePathMetadata: {
+        parameters: {
+            query: {
+                /** @description Path inside the volume; relative paths start at its root, `..` never leaves it. */
+                path: components["parameters"]["volumePath"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the volume. */
+                volumeID: components["parameters"]["volumeID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VolumeMetadataUpdate"];
+            };
+        };
+        responses: {
+            /** @description The entry as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VolumeEntryStat"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listVolumes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The team's volumes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Volume"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createVolume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewVolume"];
+            };
+        };
+        responses: {
+            /** @description The volume, with its token. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VolumeAndToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            507: components["responses"]["InsufficientStorage"];
+        };
+    };
+    getVolume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the volume. */
+                volumeID: components["parameters"]["volumeID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The volume, with its token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VolumeAndToken"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteVolume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the volume. */
+                volumeID: components["parameters"]["volumeID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The volume and its files are gone. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

@@ -6,6 +6,7 @@ import type { MetricsSampler } from "../observability/metrics-sampler.js";
 import type { Orchestrator } from "../orchestrator/orchestrator.js";
 import type { Store } from "../store/index.js";
 import type { BuildService } from "../templates/build-service.js";
+import type { Volumes } from "../volumes/volumes.js";
 import { createAuthenticator } from "./authenticate.js";
 import type { Handlers } from "./handler.js";
 import { OpenApiRouter } from "./openapi.js";
@@ -16,12 +17,15 @@ import { type NetworkDecision, sandboxNetworkRoutes } from "./routes/sandbox-net
 import { sandboxRoutes } from "./routes/sandboxes.js";
 import { snapshotRoutes } from "./routes/snapshots.js";
 import { templateRoutes } from "./routes/templates.js";
+import { volumeContentRoutes } from "./routes/volume-content.js";
+import { volumeRoutes } from "./routes/volumes.js";
 import { createApiHandler } from "./server.js";
 
 export interface ApiOptions {
   store: Store;
   orchestrator: Orchestrator;
   builds: BuildService;
+  volumes: Volumes;
   sampler: MetricsSampler;
   log: Logger;
   domain: string;
@@ -53,6 +57,7 @@ export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResp
       ...limits,
       store: o.store,
       orchestrator: o.orchestrator,
+      volumes: o.volumes,
       availableRuntimes: o.availableRuntimes,
       observeCreate: o.observeCreate,
     }),
@@ -66,6 +71,8 @@ export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResp
       diskSizeMB: o.diskSizeMB,
       dropWarmPools: o.dropWarmPools,
     }),
+    ...volumeRoutes(o.volumes),
+    ...volumeContentRoutes(o.volumes),
     ...snapshotRoutes({
       ...present,
       ...limits,

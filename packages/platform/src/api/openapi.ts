@@ -21,7 +21,7 @@ export interface Operation {
   id: string;
   method: string;
   path: string;
-  /** False for operations with `security: []`. */
+  /** Whether the team's API key is required (false for `security: []` and other schemes). */
   authenticated: boolean;
   /** The body is JSON and parsed before the handler runs. */
   jsonBody: boolean;
@@ -157,7 +157,8 @@ export class OpenApiRouter {
       id: raw.operationId as string,
       method: method.toUpperCase(),
       path,
-      authenticated: Boolean(security?.length),
+      // by team API key; other schemes (a volume's bearer token) are checked by their handlers
+      authenticated: Boolean(security?.some((req) => Object.hasOwn(req as Json, "ApiKeyAuth"))),
       jsonBody: Boolean(json),
       bodyRequired: Boolean(body?.required),
       validateParams: paramsAjv.compile(paramSchema),

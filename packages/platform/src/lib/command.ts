@@ -41,10 +41,14 @@ export function commandLines(
   file: string,
   args: readonly string[],
   onLine: (line: string) => void,
-  opts: Pick<CommandOptions, "env"> = {},
+  opts: Pick<CommandOptions, "env"> & { signal?: AbortSignal } = {},
 ): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { stdio: ["ignore", "pipe", "pipe"], env: opts.env });
+    const child = spawn(file, args, {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: opts.env,
+      signal: opts.signal,
+    });
     const tail: string[] = [];
     const feed = (stream: NodeJS.ReadableStream) => {
       let buf = "";

@@ -1,4 +1,5 @@
 import type { EgressPolicy, IngressPolicy } from "./network.js";
+import type { VolumeMount } from "./volume.js";
 
 /** Where a sandbox runs: gVisor (`runsc`, the default) or `runc`. */
 export type RuntimeName = "runc" | "runsc";
@@ -47,6 +48,8 @@ export interface Sandbox {
   killedAt?: string;
   /** Why a sandbox in state `error` broke. */
   reason?: string;
+  /** Volumes bound into it, kept over pause and resume. */
+  volumeMounts: VolumeMount[];
 }
 
 /** Live means not killed: starting, running or paused. */

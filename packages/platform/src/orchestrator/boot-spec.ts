@@ -36,5 +36,6 @@ export function sandboxBootSpec(dataDir: string, sandbox: Sandbox, build: Build)
     memoryMB: sandbox.memoryMB,
     diskSizeMB: sandbox.diskSizeMB,
     egress: sandbox.egress,
+    volumes: sandbox.volumeMounts.map((m) => ({ volumeId: m.volumeId, path: m.path })),
   };
 }

@@ -34,15 +34,19 @@ export async function coldBoot(ctx: OrchestratorContext, sandbox: Sandbox, build
   return address;
 }
 
-/** A new sandbox's first start: from a memory image, or from a warm pool member (which takes its identity). */
+/**
+ * A new sandbox's first start: from a memory image, from a warm pool member (which takes its
+ * identity), or booted for it alone (`cold`: what it needs cannot be added to a member).
+ */
 export async function firstStart(
   ctx: OrchestratorContext,
   sandbox: Sandbox,
   build: Build,
-  from: { memory: MemoryImage } | { member: PoolMember },
+  from: { memory: MemoryImage } | { member: PoolMember } | "cold",
 ): Promise<string> {
-  if ("memory" in from) return restoreSnapshot(ctx, sandbox, build, from.memory);
-  const address = await handOver(ctx, from.member, sandbox);
+  if (from !== "cold" && "memory" in from) return restoreSnapshot(ctx, sandbox, build, from.memory);
+  const address =
+    from === "cold" ? await coldBoot(ctx, sandbox, build) : await handOver(ctx, from.member, sandbox);
   await startTemplateCommand(sandbox, address, build);
   return address;
 }

@@ -7,6 +7,7 @@ import type { EgressPolicy, IngressPolicy } from "../model/network.js";
 import type { RuntimeName, Sandbox } from "../model/sandbox.js";
 import type { Team } from "../model/team.js";
 import { type Build, memoryImageOf, runtimeSpecOf, type Template } from "../model/template.js";
+import type { VolumeMount } from "../model/volume.js";
 import { firstStart } from "./boot.js";
 import type { OrchestratorContext } from "./context.js";
 import type { PoolKey, PoolMember } from "./warm-pool.js";
@@ -25,6 +26,8 @@ export interface CreateSandboxRequest {
   autoPauseMemory: boolean;
   autoResume: boolean;
   runtime?: RuntimeName;
+  /** Volumes to bind, resolved and checked (see Volumes.resolveMounts). */
+  volumeMounts?: VolumeMount[];
   /** Refuse (a `quota` error) when the team already has this many starting or running. */
   maxLivePerTeam?: number;
 }
@@ -75,7 +78,9 @@ export async function createSandbox(
   let member: PoolMember | undefined;
   let sandbox: Sandbox;
   try {
-    if (!restoreMemory) member = await ctx.pool.take(poolKey(req.template, req.build, runtime));
+    // a pool member's mounts were fixed when it booted: a sandbox with volumes boots its own
+    const cold = !restoreMemory && (req.volumeMounts?.length ?? 0) > 0;
+    if (!restoreMemory && !cold) member = await ctx.pool.take(poolKey(req.template, req.build, runtime));
     span.mark(member?.fromStock ? "pool" : "boot");
     const now = new Date();
     sandbox = {
@@ -101,6 +106,7 @@ export async function createSandbox(
       autoPause: req.autoPause,
       autoPauseMemory: req.autoPauseMemory,
       autoResume: req.autoResume,
+      volumeMounts: req.volumeMounts ?? [],
     };
     await ctx.store.sandboxes.insert(sandbox);
   } catch (err) {
@@ -113,12 +119,13 @@ export async function createSandbox(
   span.mark("record");
   return ctx.lock.run(sandbox.id, async () => {
     try {
-      const address = restoreMemory
-        ? await ctx.budget.run(() => firstStart(ctx, sandbox, req.build, { memory: restoreMemory }), {
-            urgent: true,
-          })
-        : await firstStart(ctx, sandbox, req.build, { member: member! });
-      span.mark(restoreMemory ? "restore" : "handover");
+      const address = member
+        ? await firstStart(ctx, sandbox, req.build, { member })
+        : await ctx.budget.run(
+            () => firstStart(ctx, sandbox, req.build, restoreMemory ? { memory: restoreMemory } : "cold"),
+            { urgent: true },
+          );
+      span.mark(restoreMemory ? "restore" : member ? "handover" : "cold boot");
       crashPoint("create:started");
       ctx.live.serve(sandbox.id, address, sandbox);
       sandbox.state = "running";

@@ -1,4 +1,4 @@
-import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { ENVD_PORT } from "@x/envd-client";
 import { waitForEnvd, waitForEnvdQuiet } from "../agent/health.js";
@@ -20,6 +20,7 @@ import { gvisorCompat } from "../runtime/gvisor-compat.js";
 import {
   AGENT_ENVD_DIR,
   AGENT_NODE,
+  type BindMount,
   containerCgroup,
   writeBundle,
   writeResolvConf,
@@ -47,6 +48,8 @@ export interface BootSpec {
   envdAccessToken: string;
   defaultUser: string;
   defaultWorkdir?: string;
+  /** Volumes bound read-write into the sandbox, at absolute paths. */
+  volumes?: Array<{ volumeId: string; path: string }>;
 }
 
 export interface SandboxPaths {
@@ -69,6 +72,8 @@ export interface SandboxHostOptions {
   envdDir: string;
   /** Tasks a sandbox's commands may run (see resource-limits.ts); the runtime's default otherwise. */
   processLimit?: number;
+  /** Where a volume's files are on this host, mounted (for sandboxes that bind it). */
+  volumeSource?(volumeId: string): Promise<string>;
   log: Logger;
 }
 
@@ -155,8 +160,18 @@ export class SandboxHost {
     return p;
   }
 
+  /** The sandbox's volumes as binds, each mounted on this host first. */
+  private async volumeBinds(spec: BootSpec): Promise<BindMount[]> {
+    const volumes = spec.volumes ?? [];
+    if (volumes.length === 0) return [];
+    const source = this.o.volumeSource;
+    if (!source) throw new Error("this host has no volumes: the sandbox's mounts cannot be bound");
+    return Promise.all(volumes.map(async (v) => ({ source: await source(v.volumeId), destination: v.path })));
+  }
+
   /** The OCI bundle of the sandbox: its spec, envd's settings, and the files bound over the template's. */
   private async writeSandboxBundle(spec: BootSpec, p: SandboxPaths, nameserver?: string): Promise<void> {
+    const volumeBinds = await this.volumeBinds(spec);
     const gvisor =
       spec.runtime === "runsc" ? await gvisorCompat(p.bundle, p.rootfs, this.o.envdDir) : undefined;
     const runc = spec.runtime === "runc" ? await runcCompat(p.bundle, p.rootfs) : undefined;
@@ -185,7 +200,7 @@ export class SandboxHost {
       pidsLimit: limits.pidsMax,
       oomScoreAdj: limits.initOomScoreAdj,
       envdDir: this.o.envdDir,
-      binds: gvisor?.binds,
+      binds: [...(gvisor?.binds ?? []), ...volumeBinds],
       createContainerHooks: runc?.hooks,
       nameserver,
     });
@@ -308,6 +323,7 @@ export class SandboxHost {
     const p = this.paths(spec.id);
     // after a host reboot the mounts are gone; the checkpoint expects the same root filesystem
     if (!(await isOverlayMounted(p.rootfs))) await this.mountRootfs(spec, p);
+    await this.volumeBinds(spec); // the bundle binds them: mounted again after a host restart
     const address = await this.restoreImage(spec, p.checkpoint);
     await rm(p.checkpoint, { recursive: true, force: true });
     return address;

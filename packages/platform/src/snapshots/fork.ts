@@ -40,6 +40,8 @@ export async function forkSandbox(
         autoPauseMemory: true,
         autoResume: false,
         runtime: source.runtime,
+        // a fork continues its source: the same volumes, shared, at the same paths
+        volumeMounts: source.volumeMounts,
         maxLivePerTeam: opts.maxLivePerTeam,
       });
       results.push({ sandbox });

@@ -6,6 +6,7 @@ import type { Database } from "./schema.js";
 import { SnapshotStore } from "./snapshots.js";
 import { TeamStore } from "./teams.js";
 import { TemplateStore } from "./templates.js";
+import { VolumeStore } from "./volumes.js";
 
 export type { Dialect } from "./db.js";
 export type { PlatformEvent } from "./events.js";
@@ -21,6 +22,7 @@ export interface Store {
   templates: TemplateStore;
   sandboxes: SandboxStore;
   snapshots: SnapshotStore;
+  volumes: VolumeStore;
   events: EventStore;
   /** Runs `fn` against the same stores in one transaction: all of its writes land, or none. */
   transaction<T>(fn: (store: Store) => Promise<T>): Promise<T>;
@@ -35,6 +37,7 @@ export async function openStore(options: DbOptions): Promise<Store> {
     templates: new TemplateStore(kysely),
     sandboxes: new SandboxStore(kysely),
     snapshots: new SnapshotStore(kysely),
+    volumes: new VolumeStore(kysely),
     events: new EventStore(kysely),
     transaction: (fn) =>
       kysely.isTransaction ? fn(over(kysely)) : kysely.transaction().execute((trx) => fn(over(trx))),

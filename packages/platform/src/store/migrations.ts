@@ -184,6 +184,22 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // persistent volumes, and which of them a sandbox mounts where
+  "0007-volumes": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("volumes")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("team_id", "text", (c) => c.notNull().references("teams.id").onDelete("cascade"))
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("size_mb", "integer", (c) => c.notNull())
+        .addColumn("token", "text", (c) => c.notNull().unique())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addUniqueConstraint("volumes_team_name", ["team_id", "name"])
+        .execute();
+      await db.schema.alterTable("sandboxes").addColumn("volume_mounts", "text").execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

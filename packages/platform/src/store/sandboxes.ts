@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import { type EgressPolicy, type IngressPolicy, OPEN_EGRESS, PUBLIC_INGRESS } from "../model/network.js";
 import type { PauseKind, Sandbox, SandboxState } from "../model/sandbox.js";
+import type { VolumeMount } from "../model/volume.js";
 import { afterCursor, type KeysetCursor } from "./paging.js";
 import type { Database, SandboxesTable } from "./schema.js";
 
@@ -56,6 +57,7 @@ function decode(row: SandboxesTable): Sandbox {
     autoResume: row.auto_resume === 1,
     ...(row.killed_at ? { killedAt: row.killed_at } : {}),
     ...(row.reason ? { reason: row.reason } : {}),
+    volumeMounts: row.volume_mounts ? (JSON.parse(row.volume_mounts) as VolumeMount[]) : [],
   };
 }
 
@@ -85,6 +87,7 @@ function encode(s: Sandbox): SandboxesTable {
     auto_resume: s.autoResume ? 1 : 0,
     killed_at: s.killedAt ?? null,
     reason: s.reason ?? null,
+    volume_mounts: s.volumeMounts.length > 0 ? JSON.stringify(s.volumeMounts) : null,
   };
 }
 
@@ -120,6 +123,19 @@ export class SandboxStore {
   async live(): Promise<Sandbox[]> {
     const rows = await this.db.selectFrom("sandboxes").selectAll().where("state", "!=", "killed").execute();
     return rows.map(decode);
+  }
+
+  /** The team's sandboxes not killed that mount the volume. */
+  async mounting(teamId: string, volumeId: string): Promise<Sandbox[]> {
+    // JSON text in both dialects: narrowed by text, then checked decoded
+    const rows = await this.db
+      .selectFrom("sandboxes")
+      .selectAll()
+      .where("team_id", "=", teamId)
+      .where("state", "!=", "killed")
+      .where("volume_mounts", "like", `%${volumeId}%`)
+      .execute();
+    return rows.map(decode).filter((s) => s.volumeMounts.some((m) => m.volumeId === volumeId));
   }
 
   async countLive(teamId: string): Promise<number> {

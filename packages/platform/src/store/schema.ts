@@ -13,6 +13,7 @@ export interface Database {
   template_tags: TemplateTagsTable;
   sandboxes: SandboxesTable;
   snapshots: SnapshotsTable;
+  volumes: VolumesTable;
   events: EventsTable;
 }
 
@@ -123,6 +124,17 @@ export interface SandboxesTable {
   killed_at: string | null;
   /** Why a sandbox in state `error` broke. */
   reason: string | null;
+  /** JSON array of VolumeMount; null: none. */
+  volume_mounts: string | null;
+}
+
+export interface VolumesTable {
+  id: string;
+  team_id: string;
+  name: string;
+  size_mb: number;
+  token: string;
+  created_at: string;
 }
 
 export interface SnapshotsTable {

@@ -6,6 +6,8 @@ import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { Store } from "../store/index.js";
 import { Builder } from "./builder.js";
 import { LayerStore } from "./layers.js";
+import { RegistryCache } from "./registry/pull.js";
+import { registrySettings } from "./registry/settings.js";
 import { BuildUploads } from "./uploads.js";
 
 /** Largest COPY archive the platform accepts. */
@@ -32,12 +34,17 @@ export async function createBuildService(o: {
   dataDir: string;
   /** Names this platform's own layers (see LayerStore). */
   owner: string;
+  /** Mirrors (`REGISTRY=MIRROR`) and insecure registries (`host[:port]`) for pulling images. */
+  registryMirrors?: readonly string[];
+  insecureRegistries?: readonly string[];
   log: Logger;
 }): Promise<BuildService> {
   const layers = new LayerStore(o.dataDir, o.owner);
   const uploads = await BuildUploads.open(o.dataDir);
   const importDir = path.join(o.dataDir, "import");
   await mkdir(importDir, { recursive: true });
+  const settings = registrySettings({ mirrors: o.registryMirrors, insecure: o.insecureRegistries });
+  const registries = new RegistryCache(path.join(o.dataDir, "images", "registry"), settings);
   const builder = new Builder({
     store: o.store,
     host: o.host,
@@ -45,6 +52,7 @@ export async function createBuildService(o: {
     layers,
     uploads,
     importDir,
+    registries,
     log: o.log,
   });
   await builder.recover();

@@ -14,13 +14,14 @@ import { withBuildSandbox } from "./build-sandbox.js";
 import { type BuildStartRequest, InvalidBuild, type Step } from "./build-spec.js";
 import { copyFromArchive } from "./copy-step.js";
 import { LayerStore } from "./layers.js";
-import { type ImageSource, importImage } from "./oci-import.js";
+import { describeImageSource, type ImageSource, importImage } from "./oci-import.js";
+import type { RegistryCache } from "./registry/pull.js";
 import type { BuildUploads } from "./uploads.js";
 
-/** What a build starts from: a ready build of a template, or a local image. */
+/** What a build starts from: a ready build of a template, or an image (local or in a registry). */
 export type BuildBase =
   | { kind: "template"; name: string; build: Build }
-  | Extract<ImageSource, { kind: "local" }>;
+  | Exclude<ImageSource, { kind: "base" }>;
 
 export interface BuildJob {
   team: Team;
@@ -40,6 +41,8 @@ export interface BuilderOptions {
   uploads: BuildUploads;
   /** Where `fromImage` may read OCI layouts and archives from. */
   importDir: string;
+  /** Images pulled from registries, shared by all builds. */
+  registries: RegistryCache;
   log: Logger;
   /** Builds run at once; later ones wait in status `waiting`. */
   concurrency?: number;
@@ -85,6 +88,12 @@ function describe(step: Step): string {
     case "USER":
       return `USER ${step.user}`;
   }
+}
+
+/** The request as kept with the build: registry credentials serve the pull and are not stored. */
+function withoutCredentials(request: BuildStartRequest): BuildStartRequest {
+  const { fromImageRegistry: _credentials, ...kept } = request;
+  return kept;
 }
 
 /** The parts of a step that decide its result (not client-side flags such as `forceUpload`). */
@@ -174,7 +183,7 @@ export class Builder {
     let current = "base";
     let run: BuildRun | undefined;
     try {
-      run = { job, ctx: await this.base(job, log), log, signal };
+      run = { job, ctx: await this.base(job, log, signal), log, signal };
       for (const [i, step] of job.steps.entries()) {
         current = String(i + 1);
         if (signal.aborted) throw new BuildStepError("the platform shut down during the build", current);
@@ -196,7 +205,7 @@ export class Builder {
       }
       await store.templates.updateBuild(build.id, {
         layers: ctx.layers,
-        spec: { ...runtime, request: job.request },
+        spec: { ...runtime, request: withoutCredentials(job.request) },
       });
       // logs and tags before the status: a client that sees `ready` finds both in place
       log.info(`Build finished in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -216,7 +225,7 @@ export class Builder {
     }
   }
 
-  private async base(job: BuildJob, log: BuildLog): Promise<Context> {
+  private async base(job: BuildJob, log: BuildLog, signal: AbortSignal): Promise<Context> {
     const scope = job.team.id;
     if (job.base.kind === "template") {
       const parent = job.base.build;
@@ -230,13 +239,14 @@ export class Builder {
         key: LayerStore.key(scope, "template", JSON.stringify(layers), JSON.stringify(ctx)),
       };
     }
-    const { transport, path: file, reference } = job.base;
-    log.info(`FROM ${transport}:${file}${reference ? `:${reference}` : ""}`, "base");
+    log.info(`FROM ${describeImageSource(job.base)}`, "base");
     const image = await importImage(job.base, {
       layers: this.o.layers,
       importDir: this.o.importDir,
+      registries: this.o.registries,
       scope,
       log: (line) => log.info(line, "base"),
+      signal,
     });
     const { user, workdir, envVars, layer, key } = image;
     return { user, workdir, envVars, layers: [layer], key };

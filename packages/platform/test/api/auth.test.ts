@@ -24,8 +24,8 @@ describe.each(DIALECTS)("API keys and auth on %s", (dialect) => {
   });
 
   it("requires an API key on every operation except /health and signed uploads", async () => {
-    const open = operations.filter((op) => !op.authenticated).map((op) => op.id);
-    expect(open.sort()).toEqual(["getHealth", "uploadTemplateFiles"]);
+    const open = operations.filter((op) => !op.authenticated && !op.path.startsWith("/volumecontent/"));
+    expect(open.map((op) => op.id).sort()).toEqual(["getHealth", "uploadTemplateFiles"]);
     for (const op of operations.filter((o) => o.authenticated)) {
       for (const key of [null, "", "e2b_0000000000000000000000000000000000000000", "not a key"]) {
         const res = await api.request(op.method, examplePath(op.path), {
@@ -37,6 +37,22 @@ describe.each(DIALECTS)("API keys and auth on %s", (dialect) => {
           key,
           status: 401,
           body: { code: 401, message: expect.any(String) },
+        });
+      }
+    }
+    // the content API takes a volume's own token, never an API key
+    const content = operations.filter((op) => op.path.startsWith("/volumecontent/"));
+    expect(content.length).toBe(7);
+    for (const op of content) {
+      for (const authorization of [undefined, "Bearer ", "Bearer vol_nope", api.t.apiKey]) {
+        const res = await api.request(op.method, `${examplePath(op.path)}?path=/x`, {
+          headers: authorization === undefined ? {} : { Authorization: authorization },
+          body: op.jsonBody ? {} : undefined,
+        });
+        expect({ op: op.id, authorization, status: res.status }).toEqual({
+          op: op.id,
+          authorization,
+          status: 401,
         });
       }
     }

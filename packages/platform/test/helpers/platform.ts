@@ -53,6 +53,8 @@ export async function startTestPlatform(
         | "tlsPort"
         | "dnsListen"
         | "domain"
+        | "registryMirrors"
+        | "insecureRegistries"
       >
     >;
   } = {},

@@ -231,7 +231,19 @@ describe.each(DIALECTS)("template API on %s", (dialect) => {
       [{ fromTemplate: "base", steps: [{ type: "SHOUT", args: ["x"] }] }, /must be one of/],
       [{ fromTemplate: "base", steps: [{ type: "ENV", args: ["ODD"] }] }, /name and value pairs/],
       [{ fromTemplate: "base", fromImage: "e2bdev/base" }, /not both/],
-      [{ fromImage: "ubuntu:22.04" }, /does not pull from registries/],
+      [{ fromImage: "Ubuntu:22.04" }, /is not an image reference/],
+      [
+        {
+          fromImage: "123.dkr.ecr.eu-west-1.amazonaws.com/app:1",
+          fromImageRegistry: {
+            type: "aws",
+            awsAccessKeyId: "k",
+            awsSecretAccessKey: "s",
+            awsRegion: "eu-west-1",
+          },
+        },
+        /fromAWSRegistry is not supported/,
+      ],
       [{ fromTemplate: "no-such-template" }, /not found/],
     ] as const;
     for (const [body, message] of refused) {

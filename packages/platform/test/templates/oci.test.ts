@@ -1,57 +1,15 @@
 /**
  * Templates from OCI images on the platform host: an image made here with umoci (no registry,
- * no network) is imported with skopeo and umoci, built on and run.
+ * no network) is imported with skopeo and umoci, built on and run. Registry images are in
+ * test/e2e/registry-templates.test.ts.
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import path from "node:path";
 import { Sandbox, Template } from "e2b";
 import { TEST_DATA_DIR } from "../helpers/platform.js";
 import { startTemplatePlatform, type TemplatePlatform } from "./support.js";
-
-/** Programs the image holds; envd (bind-mounted, run by the host's node) needs only their libraries. */
-const PROGRAMS = [
-  "/usr/bin/bash",
-  "/usr/bin/dash",
-  "/usr/bin/cat",
-  "/usr/bin/whoami",
-  "/usr/bin/sync",
-  "/usr/bin/node",
-];
-
-/** The shared libraries `programs` load (ldd), as absolute paths. */
-function libraries(programs: string[]): string[] {
-  const libs = new Set<string>();
-  for (const program of programs) {
-    for (const m of execFileSync("ldd", [program], { encoding: "utf8" }).matchAll(/(\/\S+) \(0x/g))
-      libs.add(m[1]!);
-  }
-  return [...libs];
-}
-
-/** A small Debian-compatible root filesystem: bash, coreutils bits and the C/C++ runtime. */
-function makeRootfs(root: string): void {
-  for (const dir of ["usr/bin", "usr/lib", "usr/lib64", "etc", "root", "srv", "tmp"])
-    mkdirSync(path.join(root, dir), { recursive: true });
-  for (const [link, target] of [
-    ["bin", "usr/bin"],
-    ["lib", "usr/lib"],
-    ["lib64", "usr/lib64"],
-    ["sbin", "usr/bin"],
-  ]) {
-    symlinkSync(target!, path.join(root, link!));
-  }
-  // node itself comes from the host at run time; its libraries must be in the image
-  for (const file of [...PROGRAMS.filter((p) => !p.endsWith("/node")), ...libraries(PROGRAMS)]) {
-    const inside = path.join(root, file.replace(/^\/(lib|lib64|bin)\//, "/usr/$1/"));
-    mkdirSync(path.dirname(inside), { recursive: true });
-    copyFileSync(file, inside);
-  }
-  symlinkSync("dash", path.join(root, "usr/bin/sh"));
-  writeFileSync(path.join(root, "etc/passwd"), "root:x:0:0:root:/root:/bin/bash\n");
-  writeFileSync(path.join(root, "etc/group"), "root:x:0:\n");
-  writeFileSync(path.join(root, "hello.txt"), "hello from oci\n");
-}
+import { makeRootfs } from "./tiny-rootfs.js";
 
 describe("templates from OCI images", () => {
   let p: TemplatePlatform;
@@ -108,9 +66,12 @@ describe("templates from OCI images", () => {
     expect(logs).toContain("[1/1] RUN echo built > /built.txt (cached)");
   });
 
-  it("refuses registry images and paths outside the import directory", async () => {
-    await expect(Template.build(Template().fromImage("ubuntu:22.04"), "from-registry")).rejects.toThrow(
-      /does not pull from registries/,
+  it("refuses what names no image and paths outside the import directory", async () => {
+    await expect(Template.build(Template().fromImage("Not/An:Image!"), "no-image")).rejects.toThrow(
+      /is not an image reference/,
+    );
+    await expect(Template.build(Template().fromImage("oci:relative/dir:t"), "relative")).rejects.toThrow(
+      /by its absolute path/,
     );
     const outside = p.scratch();
     await expect(Template.build(Template().fromImage(`oci:${outside}:t`), "from-outside")).rejects.toThrow(

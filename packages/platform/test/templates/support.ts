@@ -30,9 +30,10 @@ export interface TemplatePlatform {
 export async function startTemplatePlatform(
   runtime: RuntimeName,
   dialect: Dialect = "sqlite",
+  config: NonNullable<Parameters<typeof startTestPlatform>[0]>["config"] = {},
 ): Promise<TemplatePlatform> {
   const db = dialect === "postgres" ? await freshPostgresDatabase() : undefined;
-  const t = await startTestPlatform({ runtime, databaseUrl: db?.url }).catch(async (err: unknown) => {
+  const t = await startTestPlatform({ runtime, databaseUrl: db?.url, config }).catch(async (err: unknown) => {
     await db?.drop();
     throw err;
   });

@@ -39,6 +39,7 @@ export function presentListedSandbox(s: Sandbox, opts: PresentOptions): Schemas[
     state: s.state === "paused" || s.state === "error" ? s.state : "running",
     ...(s.pauseKind && s.state === "paused" ? { pauseKind: s.pauseKind } : {}),
     ...(s.state === "error" && s.reason ? { reason: s.reason } : {}),
+    volumeMounts: s.volumeMounts.map((m) => ({ name: m.name, path: m.path })),
   };
 }
 

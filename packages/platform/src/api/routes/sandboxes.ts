@@ -5,6 +5,7 @@ import type { Team } from "../../model/team.js";
 import { parseTemplateRef } from "../../model/template.js";
 import type { Orchestrator } from "../../orchestrator/orchestrator.js";
 import type { Store } from "../../store/index.js";
+import type { Volumes } from "../../volumes/volumes.js";
 import type { ApiRequest, HandlersFor, ParamsOf } from "../handler.js";
 import { pageOf } from "../paging.js";
 import { ownedSandbox, teamOf } from "./access.js";
@@ -20,6 +21,7 @@ import {
 export interface SandboxRoutesOptions extends PresentOptions {
   store: Store;
   orchestrator: Orchestrator;
+  volumes: Volumes;
   /** Live sandboxes one team may hold at once. */
   maxSandboxesPerTeam: number;
   /** Longest timeout a sandbox may ask for, in seconds. */
@@ -96,11 +98,6 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
     if (body.iam?.tokens && Object.keys(body.iam.tokens).length > 0) {
       throw invalid("iam tokens are not supported by this server yet: create the sandbox without iam");
     }
-    if (body.volumeMounts?.length) {
-      throw invalid(
-        "volume mounts are not supported by this server yet: create the sandbox without volumeMounts",
-      );
-    }
     // as the client itself checks: traffic cannot resume a sandbox whose memory was not kept
     if (body.autoPauseMemory === false && body.autoResume?.enabled) {
       throw invalid(
@@ -131,6 +128,9 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
     if (build.status !== "ready") {
       throw invalid(`build ${build.id} of template '${body.templateID}' is ${build.status}, not ready`);
     }
+    const volumeMounts = body.volumeMounts?.length
+      ? await o.volumes.resolveMounts(team, body.volumeMounts)
+      : undefined;
     const started = performance.now();
     const sandbox = await o.orchestrator.create({
       team,
@@ -146,6 +146,7 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
       autoPauseMemory: body.autoPauseMemory ?? true,
       autoResume: body.autoResume?.enabled ?? false,
       runtime: body.runtime,
+      volumeMounts,
       maxLivePerTeam: o.maxSandboxesPerTeam,
     });
     o.observeCreate?.(sandbox.runtime, (performance.now() - started) / 1000);

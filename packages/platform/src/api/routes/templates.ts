@@ -31,7 +31,7 @@ export interface TemplateRoutesOptions {
   builder: Builder;
   uploads: BuildUploads;
   layers: LayerStore;
-  /** Where `fromImage` may read OCI layouts and archives from. */
+  /** Where `fromImage` may read local OCI layouts and archives from. */
   importDir: string;
   envdVersion: string;
   diskSizeMB: number;
@@ -124,8 +124,8 @@ export function templateRoutes(o: TemplateRoutesOptions): HandlersFor<TemplateOp
     if (request.fromTemplate) {
       ref = request.fromTemplate;
     } else if (request.fromImage) {
-      const source = parseImageSource(request.fromImage, o.importDir);
-      if (source.kind === "local") return source;
+      const source = parseImageSource(request.fromImage, o.importDir, request.fromImageRegistry);
+      if (source.kind !== "base") return source;
       ref = `${SYSTEM_NAMESPACE}/${BASE_ALIAS}`;
     } else {
       throw invalid("set fromImage or fromTemplate: what the build starts from");

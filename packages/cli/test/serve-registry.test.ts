@@ -1,0 +1,43 @@
+import { serveConfig } from "../src/serve.js";
+
+describe("x serve registry options", () => {
+  it("takes repeated mirror and insecure registry flags, or comma lists from the environment", () => {
+    const flags = serveConfig([
+      "--registry-mirror",
+      "docker.io=127.0.0.1:5000",
+      "--registry-mirror",
+      "docker.io=http://mirror.lan:5000",
+      "--insecure-registry",
+      "registry.lan:5000",
+    ]);
+    expect(flags.config.registryMirrors).toEqual([
+      "docker.io=127.0.0.1:5000",
+      "docker.io=http://mirror.lan:5000",
+    ]);
+    expect(flags.config.insecureRegistries).toEqual(["registry.lan:5000"]);
+
+    const saved = { ...process.env };
+    try {
+      process.env.X_REGISTRY_MIRRORS = "docker.io=m1:5000, ghcr.io=m2";
+      process.env.X_INSECURE_REGISTRIES = "a:1,b:2";
+      expect(serveConfig([]).config).toMatchObject({
+        registryMirrors: ["docker.io=m1:5000", "ghcr.io=m2"],
+        insecureRegistries: ["a:1", "b:2"],
+      });
+      delete process.env.X_REGISTRY_MIRRORS;
+      delete process.env.X_INSECURE_REGISTRIES;
+      const none = serveConfig([]).config;
+      expect(none.registryMirrors).toBeUndefined();
+      expect(none.insecureRegistries).toBeUndefined();
+    } finally {
+      process.env = saved;
+    }
+  });
+
+  it("refuses a mirror that is not REGISTRY=MIRROR before starting anything", () => {
+    expect(() => serveConfig(["--registry-mirror", "127.0.0.1:5000"])).toThrow(/not REGISTRY=MIRROR/);
+    expect(() => serveConfig(["--insecure-registry", "not a host"])).toThrow(
+      /insecure registry 'not a host'/,
+    );
+  });
+});
