@@ -319,6 +319,8 @@ export async function serve(argv: string[]): Promise<number> {
         : "x: API keys: 'x keys create NAME' makes a new one",
       "x: point the e2b client or @x/sdk here with:",
       `   export E2B_API_URL=${apiUrl} E2B_SANDBOX_URL=${proxyUrl} E2B_API_KEY=${key ?? "<your key>"}`,
+      // the client's Volume sends content calls to its own URL, which the API serves too
+      `   export E2B_VOLUME_API_URL=${apiUrl}`,
       ...(platform.tlsPort !== undefined
         ? [
             `x: sandbox URLs over HTTPS (HTTP/1.1 and h2): https://{port}-{sandboxID}.${platform.sandboxDomain}, as sandbox.getHost(port) gives them`,

@@ -1455,6 +1455,9 @@ export const openapiDocument: Record<string, unknown> = {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
@@ -1479,6 +1482,9 @@ export const openapiDocument: Record<string, unknown> = {
         "responses": {
           "204": {
             "description": "The volume and its files are gone."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"

@@ -24,6 +24,7 @@ const LAYERS: Record<string, number> = {
   rootfs: 2,
   agent: 2,
   sandbox: 3,
+  volumes: 3,
   orchestrator: 4,
   templates: 4,
   observability: 4,
