@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 
 /**
@@ -28,12 +29,26 @@ export async function oomKills(): Promise<number | undefined> {
   return file === undefined ? undefined : field(await readText(file), "oom_kill");
 }
 
-/** Tasks in the cgroup and its limit. */
-export async function pidsUsage(): Promise<{ current: number; max: number } | undefined> {
-  for (const dir of ["/sys/fs/cgroup/pids", "/sys/fs/cgroup"]) {
-    const current = Number((await readText(`${dir}/pids.current`))?.trim());
-    const max = Number((await readText(`${dir}/pids.max`))?.trim());
-    if (Number.isFinite(current) && Number.isFinite(max)) return { current, max };
+/** v1's and v2's directory of the pids controller; which one this sandbox has is found once. */
+const PIDS_DIRS = ["/sys/fs/cgroup/pids", "/sys/fs/cgroup"];
+let pidsDir: string | null | undefined;
+
+/** A small kernel file, read at once: cheaper than a trip through libuv's thread pool for a watchdog's tick. */
+function readNow(file: string): string | undefined {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return undefined;
   }
-  return undefined;
+}
+
+/** Tasks in the cgroup and its limit (read twice a second by the watchdog, so synchronously). */
+export function pidsUsage(): { current: number; max: number } | undefined {
+  const usage = (dir: string) => {
+    const current = Number(readNow(`${dir}/pids.current`)?.trim());
+    const max = Number(readNow(`${dir}/pids.max`)?.trim());
+    return Number.isFinite(current) && Number.isFinite(max) ? { current, max } : undefined;
+  };
+  if (pidsDir === undefined) pidsDir = PIDS_DIRS.find((dir) => usage(dir) !== undefined) ?? null;
+  return pidsDir === null ? undefined : usage(pidsDir);
 }

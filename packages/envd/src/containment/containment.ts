@@ -1,5 +1,4 @@
 import { readFileSync, writeFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { nativeAddon } from "../native/addon.js";
 import type { ProcessEnd } from "../process/managed-process.js";
 import { oomKills, pidsUsage } from "./cgroup.js";
@@ -49,8 +48,14 @@ const PROCESS_POLL_MS = 500;
 /** A sandbox this close to its process limit has its largest session ended. */
 const PROCESS_PRESSURE = 0.9;
 
-async function anonPagesBytes(): Promise<number | undefined> {
-  const meminfo = await readFile("/proc/meminfo", "utf8").catch(() => "");
+/** The workload's anonymous memory (read up to 50 times a second by the watchdog, so synchronously). */
+function anonPagesBytes(): number | undefined {
+  let meminfo = "";
+  try {
+    meminfo = readFileSync("/proc/meminfo", "utf8");
+  } catch {
+    // no /proc: no reading
+  }
   const m = /^AnonPages:\s+(\d+) kB$/m.exec(meminfo);
   return m ? Number(m[1]) * 1024 : undefined;
 }
@@ -189,7 +194,7 @@ export class Containment {
 
   /** Keeps the workload's memory below the limit by ending the largest process, as an OOM killer. */
   private async memoryTick(limit: number): Promise<number> {
-    let used = await anonPagesBytes();
+    let used = anonPagesBytes();
     if (used === undefined) return MEMORY_POLL_MS.far;
     for (let kills = 0; used > limit && kills < 8; kills++) {
       const victim = (await processTable(this.spared)).sort((a, b) => b.rss - a.rss)[0];
@@ -202,7 +207,7 @@ export class Containment {
         limit,
       });
       await new Promise((r) => setTimeout(r, 10));
-      used = (await anonPagesBytes()) ?? 0;
+      used = anonPagesBytes() ?? 0;
     }
     if (used < limit * 0.5) return MEMORY_POLL_MS.far;
     return used < limit * 0.8 ? MEMORY_POLL_MS.near : MEMORY_POLL_MS.close;
@@ -230,7 +235,7 @@ export class Containment {
 
   private async processTick(): Promise<number> {
     const { processLimit } = this.settings;
-    const cgroup = await pidsUsage();
+    const cgroup = pidsUsage();
     const atLimit = cgroup
       ? cgroup.current >= cgroup.max * PROCESS_PRESSURE
       : processLimit !== undefined && (await listPids()).length >= processLimit * PROCESS_PRESSURE;
