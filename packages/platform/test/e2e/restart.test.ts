@@ -1,7 +1,8 @@
 /**
  * Restart safety (issue 4): the real `x serve` is SIGKILLed with sandboxes running and paused
  * under both runtimes, started again on the same data dir, and must adopt every one of them;
- * then everything is killed and nothing may be left on the host.
+ * then everything is killed and nothing may be left on the host. A volume mounted by one of
+ * them keeps its files and its one loop device through the restart.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -56,6 +57,25 @@ describe("x serve restart", () => {
         ids[id] = { runtime, paused, count };
       }
     }
+
+    // a sandbox with a volume: the volume's files must come through the restart on one disk
+    const volume = await api("POST", "/volumes", { name: "kept", sizeMB: 32 });
+    expect(volume.status).toBe(201);
+    const { volumeID, token } = volume.body as { volumeID: string; token: string };
+    const withVolume = await api("POST", "/sandboxes", {
+      templateID: "base",
+      timeout: 600,
+      volumeMounts: [{ name: "kept", path: "/mnt/kept" }],
+    });
+    expect(withVolume.status).toBe(201);
+    const volumeSandbox = withVolume.body.sandboxID as string;
+    await (await Sandbox.connect(volumeSandbox)).commands.run("echo before > /mnt/kept/before.txt");
+    const content = (method: string, p: string, body?: string) =>
+      fetch(`${x.apiUrl}/volumecontent/${volumeID}/${p}`, {
+        method,
+        headers: { Authorization: `Bearer ${token}` },
+        body,
+      });
 
     // and one per runtime that stays paused, to be killed while still frozen after the restart
     const pausedToKill: string[] = [];
@@ -118,6 +138,7 @@ describe("x serve restart", () => {
     );
     expect(states).toEqual({
       [guardedId]: "running",
+      [volumeSandbox]: "running",
       ...Object.fromEntries(Object.entries(ids).map(([id, s]) => [id, s.paused ? "paused" : "running"])),
       ...Object.fromEntries(pausedToKill.map((id) => [id, "paused"])),
     });
@@ -130,6 +151,21 @@ describe("x serve restart", () => {
       const killed = await api("DELETE", `/sandboxes/${id}`);
       if (killed.status !== 204) throw new Error(`kill of paused ${id}: ${killed.status}\n${x.output}`);
     }
+
+    // the volume: written by the API after the restart, seen by the adopted sandbox and back,
+    // through one loop device (a second one on the same image would be a second, diverging ext4)
+    expect((await content("PUT", "file?path=/after.txt", "after")).status).toBe(201);
+    const adopted = await Sandbox.connect(volumeSandbox);
+    expect((await adopted.commands.run("cat /mnt/kept/before.txt /mnt/kept/after.txt")).stdout).toBe(
+      "before\nafter",
+    );
+    await adopted.commands.run("echo again > /mnt/kept/again.txt");
+    expect(await (await content("GET", "file?path=/again.txt")).text()).toBe("again\n");
+    const image = path.join(dataDir, "volumes", volumeID, "disk.img");
+    expect(sh("losetup", ["--associated", image, "--noheadings"]).trim().split("\n")).toHaveLength(1);
+    expect((await api("DELETE", `/volumes/${volumeID}`)).status).toBe(409);
+    expect((await api("DELETE", `/sandboxes/${volumeSandbox}`)).status).toBe(204);
+    expect((await api("DELETE", `/volumes/${volumeID}`)).status).toBe(204);
 
     for (const [id, s] of Object.entries(ids)) {
       // connect resumes the paused ones; the frozen counter then goes on from where it stopped
