@@ -87,7 +87,8 @@ async function deepen(
       await ctx.host.checkpoint(sandbox);
       kind = "checkpointed";
     } catch (err) {
-      ctx.log.warn({ sandboxId: sandbox.id, err }, "checkpoint failed, stopping instead");
+      // runsc explains a refused save with its whole state dump (tens of KB on one line)
+      ctx.log.warn({ sandboxId: sandbox.id, reason: briefly(err) }, "checkpoint failed, stopping instead");
     }
   }
   if (kind === "stopped") await ctx.host.stop(sandbox);
@@ -170,4 +171,10 @@ async function resumePaused(
   await ctx.store.events.record("sandbox.resumed", { teamId: sandbox.teamId, sandboxId: id });
   ctx.armDeadline(sandbox);
   return { sandbox, resumed: true };
+}
+
+/** An error's first line, its middle left out when it is long: the start says what, the end why. */
+function briefly(err: unknown): string {
+  const line = (err instanceof Error ? err.message : String(err)).split("\n")[0] ?? "";
+  return line.length <= 600 ? line : `${line.slice(0, 300)} … ${line.slice(-300)}`;
 }
