@@ -1,7 +1,7 @@
 import type { CallOptions } from "@connectrpc/connect";
 import type { EnvdClient, ProcessInfo, StartResponse } from "@x/envd-client";
 import { Signal } from "@x/envd-client";
-import { CommandExitError, type CommandResult, fromConnectError, NotFoundError } from "./errors.js";
+import { CommandExitError, type CommandResult, found, fromConnectError, NotFoundError } from "./errors.js";
 
 /** Foreground commands time out after a minute unless told otherwise. */
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -239,14 +239,11 @@ export class Commands {
 
   /** Sends SIGKILL; `false` when there was no such process. */
   async kill(pidOrTag: number | string): Promise<boolean> {
-    try {
-      await this.envd.process.sendSignal({ process: selector(pidOrTag), signal: Signal.SIGKILL });
-      return true;
-    } catch (err) {
-      const mapped = fromConnectError(err, `Killing process ${pidOrTag}`);
-      if (mapped instanceof NotFoundError) return false;
-      throw mapped;
-    }
+    return found(
+      this.envd.process.sendSignal({ process: selector(pidOrTag), signal: Signal.SIGKILL }).catch((err) => {
+        throw fromConnectError(err, `Killing process ${pidOrTag}`);
+      }),
+    );
   }
 
   /** Writes to a process's stdin (started with `stdin: true`). */

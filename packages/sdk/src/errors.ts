@@ -205,3 +205,14 @@ export function fromUnknown(err: unknown, context: string): SandboxError {
     cause: err,
   });
 }
+
+/** Whether `call` succeeded: `false` when it failed with NotFoundError, any other error thrown. */
+export async function found(call: Promise<unknown>): Promise<boolean> {
+  try {
+    await call;
+    return true;
+  } catch (err) {
+    if (err instanceof NotFoundError) return false;
+    throw err;
+  }
+}

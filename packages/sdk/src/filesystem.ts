@@ -1,12 +1,6 @@
 import type { EntryInfo, EnvdClient, EnvdComponents, FilesystemEvent } from "@x/envd-client";
 import { unwrap } from "./config.js";
-import {
-  fromConnectError,
-  fromUnknown,
-  InvalidArgumentError,
-  NotFoundError,
-  SandboxError,
-} from "./errors.js";
+import { found, fromConnectError, fromUnknown, InvalidArgumentError, SandboxError } from "./errors.js";
 
 /** What `files.write` accepts as a file's content. */
 export type FileData = string | ArrayBuffer | Uint8Array | Blob;
@@ -187,14 +181,8 @@ export class Filesystem {
   }
 
   /** Whether a path exists. */
-  async exists(path: string): Promise<boolean> {
-    try {
-      await this.getInfo(path);
-      return true;
-    } catch (err) {
-      if (err instanceof NotFoundError) return false;
-      throw err;
-    }
+  exists(path: string): Promise<boolean> {
+    return found(this.getInfo(path));
   }
 
   /** Creates a directory and its parents; `false` when it already existed. */

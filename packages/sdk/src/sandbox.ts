@@ -9,13 +9,7 @@ import {
   resolveConnection,
   unwrap,
 } from "./config.js";
-import {
-  ConflictError,
-  fromHttpError,
-  InvalidArgumentError,
-  NotFoundError,
-  type SandboxError,
-} from "./errors.js";
+import { ConflictError, found, fromHttpError, InvalidArgumentError, type SandboxError } from "./errors.js";
 import { Filesystem } from "./filesystem.js";
 import { Pty } from "./pty.js";
 import type { Volume } from "./volume.js";
@@ -262,14 +256,10 @@ function connectSandbox(
 }
 
 async function killSandbox(api: PlatformClient, sandboxId: string): Promise<boolean> {
-  try {
-    await unwrap(
+  return found(
+    unwrap(
       `Killing sandbox ${sandboxId}`,
       api.DELETE("/sandboxes/{sandboxID}", { params: { path: { sandboxID: sandboxId } } }),
-    );
-    return true;
-  } catch (err) {
-    if (err instanceof NotFoundError) return false;
-    throw err;
-  }
+    ),
+  );
 }

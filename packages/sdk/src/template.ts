@@ -11,6 +11,7 @@ import {
 import { parseDockerfile } from "./dockerfile.js";
 import {
   BuildError,
+  found,
   fromHttpError,
   fromUnknown,
   InvalidArgumentError,
@@ -369,16 +370,12 @@ export class Template {
   /** Deletes a template (or snapshot) with its builds and tags; `false` when there was none. */
   static async delete(templateId: string, opts: ConnectionOptions = {}): Promise<boolean> {
     const api = platformClient(resolveConnection(opts));
-    try {
-      await unwrap(
+    return found(
+      unwrap(
         `Deleting template ${templateId}`,
         api.DELETE("/templates/{templateID}", { params: { path: { templateID: templateId } } }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof NotFoundError) return false;
-      throw err;
-    }
+      ),
+    );
   }
 
   /** Points `tags` at the build `target` (`name:tag`, or `name` for its `default` tag) points at. */

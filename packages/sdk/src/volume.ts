@@ -7,7 +7,7 @@ import {
   resolveConnection,
   unwrap,
 } from "./config.js";
-import { NotFoundError } from "./errors.js";
+import { found } from "./errors.js";
 
 /** A file or directory in a volume. */
 export type VolumeEntry = Schemas["VolumeEntryStat"];
@@ -78,19 +78,15 @@ export class Volume {
   }
 
   /** Deletes the volume and its files; `false` when there was none. Refused while a sandbox mounts it. */
-  static async destroy(volumeId: string, opts: ConnectionOptions = {}): Promise<boolean> {
-    try {
-      await unwrap(
+  static destroy(volumeId: string, opts: ConnectionOptions = {}): Promise<boolean> {
+    return found(
+      unwrap(
         `Deleting volume ${volumeId}`,
         platformClient(resolveConnection(opts)).DELETE("/volumes/{volumeID}", {
           params: { path: { volumeID: volumeId } },
         }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof NotFoundError) return false;
-      throw err;
-    }
+      ),
+    );
   }
 
   private where(path: string) {
@@ -104,14 +100,8 @@ export class Volume {
     );
   }
 
-  async exists(path: string): Promise<boolean> {
-    try {
-      await this.getInfo(path);
-      return true;
-    } catch (err) {
-      if (err instanceof NotFoundError) return false;
-      throw err;
-    }
+  exists(path: string): Promise<boolean> {
+    return found(this.getInfo(path));
   }
 
   /** The directory's entries; subdirectories' after them down to `depth` levels (1 to 10). */

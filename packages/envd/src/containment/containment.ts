@@ -101,7 +101,7 @@ export class Containment {
 
   /** Read before a process starts: what its end is later compared with. */
   async beforeSpawn(): Promise<SpawnMark> {
-    return this.settings.oomScoreAdj === undefined ? {} : { oomKills: await oomKills() };
+    return this.settings.oomScoreAdj === undefined ? {} : { oomKills: oomKills() };
   }
 
   /**
@@ -137,7 +137,7 @@ export class Containment {
     let cause = this.causes.get(pid);
     this.causes.delete(pid);
     const killed = end.signal === "SIGKILL" || end.exitCode === 137;
-    if (!cause && killed && mark.oomKills !== undefined && ((await oomKills()) ?? 0) > mark.oomKills) {
+    if (!cause && killed && mark.oomKills !== undefined && (oomKills() ?? 0) > mark.oomKills) {
       cause = "memory";
     }
     if (!cause || !killed) return end;

@@ -22,19 +22,19 @@ function healthy(address: string, onError: (message: string) => void): Promise<b
   });
 }
 
-/** Whether envd's port accepts a connection now (closed again at once). */
-function accepts(address: string, onError: (message: string) => void): Promise<boolean> {
-  return new Promise<boolean>((resolve) => {
+/**
+ * One connection attempt to envd's port, closed from this side at once (it leaves nothing
+ * behind in the sandbox): `accepted`, or why not (the errno code, e.g. ECONNREFUSED).
+ */
+function connectOnce(address: string): Promise<"accepted" | string> {
+  return new Promise((resolve) => {
     const socket = net.connect({ host: address, port: ENVD_PORT });
     socket.setTimeout(1000, () => socket.destroy(new Error("timeout")));
     socket.once("connect", () => {
       socket.destroy();
-      resolve(true);
+      resolve("accepted");
     });
-    socket.once("error", (err) => {
-      onError(err.message);
-      resolve(false);
-    });
+    socket.once("error", (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
   });
 }
 
@@ -53,7 +53,9 @@ export async function waitForEnvd(address: string, timeoutMs: number): Promise<v
   // each probe costs a connect through the host's firewall: 5 ms apart at first, then a little
   // further apart, up to 15 ms (envd takes hundreds of ms to start, more under gVisor)
   for (let pause = 5; Date.now() < deadline; pause = Math.min(15, pause * 1.25)) {
-    if ((await accepts(address, failed)) && (await healthy(address, failed))) return;
+    const probe = await connectOnce(address);
+    if (probe !== "accepted") failed(probe);
+    else if (await healthy(address, failed)) return;
     await new Promise((r) => setTimeout(r, pause));
   }
   throw new Error(`envd at ${address}:${ENVD_PORT} did not answer within ${timeoutMs} ms (${lastError})`);
@@ -68,28 +70,14 @@ export async function envdAnswers(address: string | undefined): Promise<boolean>
   );
 }
 
-/**
- * Waits until envd has quiesced: a connection attempt to its port is refused. An attempt that
- * still connects is closed from this side at once (so it leaves nothing behind in the sandbox).
- */
+/** Waits until envd has quiesced: a connection attempt to its port is refused. */
 export async function waitForEnvdQuiet(address: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = "";
   while (Date.now() < deadline) {
-    const refused = await new Promise<boolean>((resolve) => {
-      const socket = net.connect({ host: address, port: ENVD_PORT });
-      socket.setTimeout(1000, () => socket.destroy(new Error("timeout")));
-      socket.once("connect", () => {
-        last = "still accepting";
-        socket.destroy();
-        resolve(false);
-      });
-      socket.once("error", (err: NodeJS.ErrnoException) => {
-        last = err.code ?? err.message;
-        resolve(err.code === "ECONNREFUSED");
-      });
-    });
-    if (refused) return;
+    const probe = await connectOnce(address);
+    if (probe === "ECONNREFUSED") return;
+    last = probe === "accepted" ? "still accepting" : probe;
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`envd at ${address}:${ENVD_PORT} did not quiesce within ${timeoutMs} ms (${last})`);

@@ -255,12 +255,12 @@ export class SandboxHost {
     await setFrozen(containerCgroup({ id }), false).catch(() => undefined);
   }
 
-  /** What the sandbox's cgroup shows: its processes (none once its init exited) and OOM kills. */
   /** Sets the sandbox's CPU weight (cpu.shares scale), e.g. a pool member's once it is handed out. */
   async weigh(spec: Pick<BootSpec, "id">, cpuShares: number): Promise<void> {
     await setCgroupLimits(containerCgroup(spec), { cpuShares });
   }
 
+  /** What the sandbox's cgroup shows: its processes (none once its init exited) and OOM kills. */
   life(spec: Pick<BootSpec, "id">): Promise<CgroupLife> {
     return cgroupLife(containerCgroup(spec));
   }

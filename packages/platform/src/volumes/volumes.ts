@@ -40,6 +40,8 @@ export interface VolumeDetail {
  */
 export class Volumes {
   private readonly lock = new KeyedLock();
+  /** Volumes this process has mounted (both views), so a content call does not check again. */
+  private readonly mountedIds = new Set<string>();
 
   constructor(private readonly o: VolumesOptions) {}
 
@@ -104,6 +106,7 @@ export class Volumes {
         );
       }
       await this.o.store.volumes.delete(id);
+      this.mountedIds.delete(id);
       await removeVolumeDisk(this.disk(id));
     });
     this.o.log.info({ volumeId: id, name: volume.name }, "volume deleted");
@@ -123,10 +126,13 @@ export class Volumes {
   }
 
   private async mounted(volume: Volume): Promise<void> {
+    if (this.mountedIds.has(volume.id)) return;
     await this.lock.run(volume.id, async () => {
+      if (this.mountedIds.has(volume.id)) return;
       // deleted while we waited for the lock
       if (!(await this.o.store.volumes.get(volume.id))) throw notFound(`volume '${volume.name}' was deleted`);
       await mountVolumeDisk(this.disk(volume.id));
+      this.mountedIds.add(volume.id);
     });
   }
 
@@ -181,7 +187,10 @@ export class Volumes {
       const users = await this.o.store.sandboxes.mounting(volume.teamId, volume.id);
       if (users.length > 0) continue;
       await this.lock
-        .run(volume.id, () => unmountVolumeDisk(this.disk(volume.id)))
+        .run(volume.id, async () => {
+          this.mountedIds.delete(volume.id);
+          await unmountVolumeDisk(this.disk(volume.id));
+        })
         .catch((err: unknown) => this.o.log.warn({ err, volumeId: volume.id }, "unmounting a volume failed"));
     }
   }

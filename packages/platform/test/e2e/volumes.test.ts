@@ -241,14 +241,16 @@ describe.each(["runc", "runsc"] as const)("volumes mounted into sandboxes under 
     // written while the sandbox sleeps: seen after it wakes
     await vol.writeFile("/during.txt", "during");
     // past deepPauseAfterMs: checkpointed (gVisor) or stopped (runc)
-    for (let i = 0; i < 60; i++) {
+    let pauseKind: string | undefined;
+    for (let i = 0; i < 60 && (pauseKind === undefined || pauseKind === "frozen"); i++) {
+      if (i > 0) await sleep(500);
       const res = await fetch(`${p.platform().apiUrl}/sandboxes/${sb.sandboxId}`, {
         headers: { "X-API-Key": p.platform().apiKey },
       });
-      const body = (await res.json()) as { pauseKind?: string };
-      if (body.pauseKind && body.pauseKind !== "frozen") break;
-      await sleep(500);
+      pauseKind = ((await res.json()) as { pauseKind?: string }).pauseKind;
     }
+    // the resume below must come from the deep pause, not from the freezer
+    expect(["checkpointed", "stopped"]).toContain(pauseKind);
     const again = await Sandbox.connect(sb.sandboxId);
     expect((await again.commands.run("cat /mnt/v/before.txt /mnt/v/during.txt")).stdout).toBe("beforeduring");
     await again.commands.run("echo after > /mnt/v/after.txt");
