@@ -14,6 +14,11 @@ run the platform:
   serve     run the platform in this process (x serve --help)
   keys      create, list and revoke API keys (x keys --help)
 
+run a cluster (one PostgreSQL catalog; see deploy/README.md):
+  node      a host of sandboxes; list, drain and undrain nodes (x node --help)
+  api       the cluster's platform API, stateless (x api --help)
+  proxy     the cluster's sandbox proxy, stateless (x proxy --help)
+
 use it (over HTTP, like any client; X_API_URL, X_PROXY_URL and X_API_KEY say where and who):
   sandbox   create, list, inspect, pause, resume and kill sandboxes; exec and shell in them
   template  build templates from a Dockerfile-like file; list, get, tag and delete them
@@ -30,6 +35,12 @@ async function dispatch(command: string | undefined, rest: string[], io: Io): Pr
       return (await import("./serve.js")).serve(rest);
     case "keys":
       return (await import("./keys.js")).keys(rest, io);
+    case "node":
+      return (await import("./cluster.js")).node(rest, io);
+    case "api":
+      return (await import("./cluster.js")).api(rest, io);
+    case "proxy":
+      return (await import("./cluster.js")).proxy(rest, io);
     case "sandbox":
     case "sandboxes":
       return sandbox(rest, io);

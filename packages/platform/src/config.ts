@@ -1,5 +1,17 @@
 import type { RuntimeName } from "./runtime/container-runtime.js";
 
+/** Beyond one machine: the platform runs as one node of a cluster (`x node`). */
+export interface ClusterNodeConfig {
+  /** The node's name in the catalog (unique in the cluster). */
+  nodeId: string;
+  /** Shared by the cluster's nodes: authorizes node-only routes (copies of layers). */
+  secret: string;
+  /** The host name or address the other roles reach this node at. */
+  advertise: string;
+  /** Sandboxes it takes at most; by default one per 64 MiB of the host's memory. */
+  maxSandboxes?: number;
+}
+
 export interface PlatformConfig {
   /** Where the store, images, layers and sandboxes live. */
   dataDir: string;
@@ -68,6 +80,8 @@ export interface PlatformConfig {
   registryMirrors?: string[];
   /** Registries (`host[:port]`) pulled from over plain HTTP or unverified TLS; loopback ones always are. */
   insecureRegistries?: string[];
+  /** Set for `x node`: this platform is a node of a cluster on the PostgreSQL catalog. */
+  cluster?: ClusterNodeConfig;
 }
 
 /** Ready sandboxes kept at most per pool: `warmPoolMax`, else 16 (at least `warmPoolSize`), none when `warmPoolSize` is 0. */

@@ -1,5 +1,12 @@
 export { presentKey } from "./api/routes/keys.js";
-export { DEFAULTS, type PlatformConfig } from "./config.js";
+export {
+  DEFAULT_NODE_TIMEOUT_MS,
+  type RunningRole,
+  requirePostgres,
+  startApiRole,
+  startProxyRole,
+} from "./cluster/roles.js";
+export { type ClusterNodeConfig, DEFAULTS, type PlatformConfig } from "./config.js";
 export { createLogger, LOG_LEVELS, type LogFormat, type Logger, type LogLevel } from "./lib/log.js";
 export type { ApiKey, Team } from "./model/team.js";
 export {
@@ -10,5 +17,5 @@ export {
   startPlatform,
 } from "./platform.js";
 export type { ImageBuildProgress } from "./rootfs/base-image.js";
-export { openStore, type Store } from "./store/index.js";
+export { type ClusterNode, openStore, type Store } from "./store/index.js";
 export { registrySettings } from "./templates/registry/settings.js";

@@ -4,6 +4,8 @@ import path from "node:path";
 import { warmUpEnvd } from "./agent/init.js";
 import { installEnvd } from "./agent/install.js";
 import { createApi } from "./api/index.js";
+import { NodeRole } from "./cluster/node-role.js";
+import { requirePostgres } from "./cluster/roles.js";
 import { type PlatformConfig, warmPoolMax } from "./config.js";
 import { createLogger, type Logger } from "./lib/log.js";
 import type { Team } from "./model/team.js";
@@ -108,7 +110,22 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
           certFile: config.tlsCertFile,
           keyFile: config.tlsKeyFile,
         });
-  const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  if (config.cluster) requirePostgres(config.databaseUrl, "node");
+  const store = await openStore({
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    nodeId: config.cluster?.nodeId,
+  });
+  // beyond one machine: layers come from and go to other nodes, bootstrap is shared
+  const node =
+    config.cluster &&
+    new NodeRole({
+      config: config.cluster,
+      store,
+      dataDir: config.dataDir,
+      memoryReserveMB: config.memoryReserveMB,
+      log: root.child({ component: "cluster" }),
+    });
   const runtimes = await availableRuntimes(config.dataDir);
   const defaultRuntime = chooseDefaultRuntime(runtimes, config.defaultRuntime);
   await reserveHostTasks(log);
@@ -139,6 +156,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     envdDir,
     processLimit: config.processLimit,
     volumeSource: (id) => volumes.source(id),
+    ...(node ? { ensureLayers: node.ensureLayers } : {}),
     log: root.child({ component: "sandbox" }),
   });
   let proxy: ProxyServer | undefined;
@@ -193,14 +211,19 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
   });
   egress.watchFirewall();
 
-  const base = await ensureBaseTemplate({
-    store,
-    dataDir: config.dataDir,
-    envdVersion: ENVD_VERSION,
-    diskSizeMB: config.diskSizeMB,
-    onProgress: hooks.onBaseImageProgress,
-    log,
-  });
+  const makeShared = async () => {
+    const base = await ensureBaseTemplate({
+      store,
+      dataDir: config.dataDir,
+      envdVersion: ENVD_VERSION,
+      diskSizeMB: config.diskSizeMB,
+      onProgress: hooks.onBaseImageProgress,
+      log,
+    });
+    return { base, firstApiKey: await store.teams.ensureFirstTeam() };
+  };
+  const { base, firstApiKey } = node ? await node.bootstrap(makeShared) : await makeShared();
+  await node?.layers.publish(base.build.layers);
   if (warmPool.enabled) orchestrator.keepWarm(base.template, base.build);
 
   const builds = await createBuildService({
@@ -209,11 +232,11 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     runtime: defaultRuntime,
     dataDir: config.dataDir,
     owner: config.networkPrefix,
+    ...(node ? { onLayer: node.onLayer } : {}),
     registryMirrors: config.registryMirrors,
     insecureRegistries: config.insecureRegistries,
     log: root.child({ component: "builder" }),
   });
-  const firstApiKey = await store.teams.ensureFirstTeam();
 
   const sampler = new MetricsSampler({
     store,
@@ -246,36 +269,60 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     });
   const dnsListenPort = domainDns && (await domainDns.listen(dnsListen!.port, dnsListen!.host));
   const apiLog = root.child({ component: "api" });
-  const api = http.createServer(
-    withMetricsEndpoint(
-      metrics.registry,
-      createApi({
-        store,
-        orchestrator,
-        builds,
-        volumes,
-        sampler,
-        log: apiLog,
-        domain: publicDomain,
-        envdVersion: ENVD_VERSION,
-        platformVersion: PLATFORM_VERSION,
-        maxSandboxesPerTeam: config.maxSandboxesPerTeam,
-        maxTimeoutSeconds: config.maxTimeoutSeconds,
-        diskSizeMB: config.diskSizeMB,
-        availableRuntimes: [...runtimes.keys()],
-        consoleLog: (id) => host.paths(id).consoleLog,
-        networkDecisions: (id, after, limit) => egress.log.since(id, after, limit),
-        dropWarmPools: (templateId) => warmPool.discardTemplate(templateId),
-        observeRequest: metrics.observeApiRequest,
-        observeCreate: metrics.observeSandboxCreate,
-      }),
-      (err) => apiLog.error({ err }, "metrics collection failed"),
-    ),
+  const apiHandler = withMetricsEndpoint(
+    metrics.registry,
+    createApi({
+      store,
+      orchestrator,
+      builds,
+      volumes,
+      sampler,
+      log: apiLog,
+      domain: publicDomain,
+      envdVersion: ENVD_VERSION,
+      platformVersion: PLATFORM_VERSION,
+      maxSandboxesPerTeam: config.maxSandboxesPerTeam,
+      maxTimeoutSeconds: config.maxTimeoutSeconds,
+      diskSizeMB: config.diskSizeMB,
+      availableRuntimes: [...runtimes.keys()],
+      consoleLog: (id) => host.paths(id).consoleLog,
+      networkDecisions: (id, after, limit) => egress.log.since(id, after, limit),
+      dropWarmPools: (templateId) => warmPool.discardTemplate(templateId),
+      observeRequest: metrics.observeApiRequest,
+      observeCreate: metrics.observeSandboxCreate,
+    }),
+    (err) => apiLog.error({ err }, "metrics collection failed"),
   );
+  const api = http.createServer(node ? node.routes(apiHandler) : apiHandler);
   api.keepAliveTimeout = 65_000;
   const apiPort = await listen(api, config.apiPort, config.host);
+  if (node && config.cluster) {
+    const at = config.cluster.advertise;
+    await node.join(
+      { apiUrl: `http://${at}:${apiPort}`, trafficUrl: `http://${at}:${proxy.port}` },
+      {
+        runtimes: [...runtimes.keys()],
+        sandboxes: () => [...orchestrator.servingIds()].length,
+        pool: () => {
+          const ready: Record<string, number> = {};
+          for (const p of warmPool.stats()) ready[p.buildId] = (ready[p.buildId] ?? 0) + p.ready;
+          return ready;
+        },
+        reconcile: async () => {
+          await orchestrator.adopt();
+          await host.sweepOrphans(orchestrator.knownIds());
+        },
+      },
+    );
+  }
   log.info(
-    { apiPort, proxyPort: proxy.port, runtimes: [...runtimes.keys()], defaultRuntime },
+    {
+      apiPort,
+      proxyPort: proxy.port,
+      runtimes: [...runtimes.keys()],
+      defaultRuntime,
+      node: config.cluster?.nodeId,
+    },
     "platform ready",
   );
 
@@ -293,6 +340,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     firstApiKey,
     defaultTeam: () => store.teams.defaultTeam(),
     close: async (opts = {}) => {
+      await node?.leave();
       await Promise.all([
         new Promise<void>((resolve) => api.close(() => resolve())),
         proxy?.close(),

@@ -3357,9 +3357,10 @@ export const openapiDocument: Record<string, unknown> = {
         "enum": [
           "running",
           "paused",
-          "error"
+          "error",
+          "lost"
         ],
-        "description": "State of the sandbox. `error` is a platform extension: the sandbox stopped\nworking by itself (its agent, envd, died, e.g. killed from inside); `reason`\nsays why. Its files are kept: connect (or resume) boots it afresh from them,\npause keeps them as a paused sandbox, kill removes it. It does not count\nagainst the team's limit of running sandboxes.\n"
+        "description": "State of the sandbox. `error` is a platform extension: the sandbox stopped\nworking by itself (its agent, envd, died, e.g. killed from inside); `reason`\nsays why. Its files are kept: connect (or resume) boots it afresh from them,\npause keeps them as a paused sandbox, kill removes it. It does not count\nagainst the team's limit of running sandboxes.\n`lost` is a platform extension too, beyond one machine: the node that runs the\nsandbox stopped answering (`reason` names it and when). Connect and the other\noperations answer 503 until the node comes back, when the sandbox is running or\npaused again as it was; kill forgets it.\n"
       },
       "SandboxRuntime": {
         "type": "string",
@@ -3958,7 +3959,7 @@ export const openapiDocument: Record<string, unknown> = {
           "clientID": {
             "type": "string",
             "deprecated": true,
-            "description": "Legacy field; any stable string (e.g. the node ID)."
+            "description": "Legacy field; the node that runs the sandbox (`local` under `x serve`)."
           },
           "envdVersion": {
             "$ref": "#/components/schemas/EnvdVersion"

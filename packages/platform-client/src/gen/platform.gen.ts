@@ -1292,7 +1292,7 @@ export interface components {
             alias?: string;
             /**
              * @deprecated
-             * @description Legacy field; any stable string (e.g. the node ID).
+             * @description Legacy field; the node that runs the sandbox (`local` under `x serve`).
              */
             clientID: string;
             /** @description Sandbox domain; the client reaches port P at `https://P-{sandboxID}.{domain}`. `null` means the client's own domain. */
@@ -1574,9 +1574,13 @@ export interface components {
          *     says why. Its files are kept: connect (or resume) boots it afresh from them,
          *     pause keeps them as a paused sandbox, kill removes it. It does not count
          *     against the team's limit of running sandboxes.
+         *     `lost` is a platform extension too, beyond one machine: the node that runs the
+         *     sandbox stopped answering (`reason` names it and when). Connect and the other
+         *     operations answer 503 until the node comes back, when the sandbox is running or
+         *     paused again as it was; kill forgets it.
          * @enum {string}
          */
-        SandboxState: "running" | "paused" | "error";
+        SandboxState: "running" | "paused" | "error" | "lost";
         SandboxTimeoutRequest: {
             /**
              * Format: int32

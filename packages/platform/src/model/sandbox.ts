@@ -4,8 +4,11 @@ import type { VolumeMount } from "./volume.js";
 /** Where a sandbox runs: gVisor (`runsc`, the default) or `runc`. */
 export type RuntimeName = "runc" | "runsc";
 
-/** `error`: it stopped working by itself (its agent, envd, died); see `Sandbox.reason`. */
-export type SandboxState = "starting" | "running" | "paused" | "error" | "killed";
+/**
+ * `error`: it stopped working by itself (its agent, envd, died); `lost`: its node stopped
+ * answering (beyond one machine), until the node comes back. See `Sandbox.reason` for both.
+ */
+export type SandboxState = "starting" | "running" | "paused" | "error" | "lost" | "killed";
 
 /**
  * How deep a paused sandbox sleeps: frozen (memory kept in RAM, instant resume), checkpointed
@@ -50,6 +53,8 @@ export interface Sandbox {
   reason?: string;
   /** Volumes bound into it, kept over pause and resume. */
   volumeMounts: VolumeMount[];
+  /** The node that runs it (`local` under `x serve`). */
+  nodeId?: string;
 }
 
 /** Live means not killed: starting, running or paused. */

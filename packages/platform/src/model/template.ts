@@ -72,6 +72,8 @@ export interface Build {
   layers: string[];
   /** `files` for a filesystem snapshot, `memory` when a checkpoint image is kept with it. */
   snapshotKind?: "files" | "memory";
+  /** The node that builds (built) it. */
+  nodeId?: string;
 }
 
 /** The runtime spec of a build, with its defaults. */

@@ -12,6 +12,8 @@ export interface Volume {
   /** Bearer token of the content API; it does not expire and goes with the volume. */
   token: string;
   createdAt: string;
+  /** The node whose disk holds it (`local` under `x serve`). */
+  nodeId?: string;
 }
 
 /** A volume mounted into a sandbox: by name on the wire, by id underneath. */

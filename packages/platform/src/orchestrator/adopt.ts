@@ -10,6 +10,12 @@ export async function adoptSandboxes(ctx: OrchestratorContext): Promise<void> {
   for (const sandbox of await ctx.store.sandboxes.live()) {
     const id = sandbox.id;
     try {
+      if (sandbox.state === "lost") {
+        // its node (this one) is back: it is what it was, then adopted like any other
+        sandbox.state = sandbox.pauseKind ? "paused" : "running";
+        await ctx.store.sandboxes.update(id, { state: sandbox.state, reason: null });
+        await ctx.store.events.record("sandbox.reconciled", { teamId: sandbox.teamId, sandboxId: id });
+      }
       if (sandbox.state === "starting") {
         await ctx.host.destroy(sandbox);
         await ctx.store.sandboxes.update(id, { state: "killed", killedAt: nowIso() });

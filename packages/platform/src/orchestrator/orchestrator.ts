@@ -79,6 +79,13 @@ export class Orchestrator {
 
   kill(id: string): Promise<void> {
     return this.ctx.lock.run(id, async () => {
+      const lost = await this.ctx.store.sandboxes.get(id);
+      if (lost?.state === "lost") {
+        // its node is gone: forgotten here; the node, back, removes what is left of it
+        await this.ctx.store.sandboxes.update(id, { state: "killed", killedAt: nowIso() });
+        await this.ctx.store.events.record("sandbox.killed", { teamId: lost.teamId, sandboxId: id });
+        return;
+      }
       const sandbox = await liveSandbox(this.ctx, id);
       this.ctx.live.delete(id);
       this.ctx.onUnavailable?.(id);

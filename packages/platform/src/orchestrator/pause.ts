@@ -1,6 +1,6 @@
 import { crashPoint } from "../lib/crash-point.js";
 import { nowIso } from "../lib/ids.js";
-import { conflict, notFound } from "../model/errors.js";
+import { conflict, type DomainError, notFound, unavailable } from "../model/errors.js";
 import { isLive, type PauseKind, type Sandbox } from "../model/sandbox.js";
 import { buildOf, initSandbox } from "./boot.js";
 import { sandboxBootSpec } from "./boot-spec.js";
@@ -12,7 +12,22 @@ const RESUMED_TIMEOUT_MS = 300_000;
 export async function liveSandbox(ctx: OrchestratorContext, id: string): Promise<Sandbox> {
   const sandbox = await ctx.store.sandboxes.get(id);
   if (!isLive(sandbox)) throw notFound(`sandbox ${id} not found`);
+  if (sandbox.state === "lost") throw lostSandbox(sandbox);
+  // beyond one machine: only the node that runs a sandbox acts on it
+  if (sandbox.nodeId && sandbox.nodeId !== ctx.store.nodeId) {
+    throw conflict(
+      `sandbox ${id} runs on node ${sandbox.nodeId}, not on ${ctx.store.nodeId}: send this to the cluster's api`,
+    );
+  }
   return sandbox;
+}
+
+/** The answer for a sandbox whose node stopped answering: it may come back with its node. */
+export function lostSandbox(sandbox: Pick<Sandbox, "id" | "reason">): DomainError {
+  return unavailable(
+    `sandbox ${sandbox.id} is lost: ${sandbox.reason ?? "its node stopped answering"}; it is back when its node is, or kill it to forget it`,
+    5,
+  );
 }
 
 /**

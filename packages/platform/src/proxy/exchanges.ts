@@ -20,6 +20,11 @@ export interface Upstream {
   tls: boolean;
   /** The Host to send instead of the client's (the sandbox's `maskRequestHost`). */
   host?: string;
+  /**
+   * Beyond one machine: the port of the sandbox's node's own proxy, which the request is relayed
+   * to as it came (the target's port inside the sandbox otherwise).
+   */
+  port?: number;
 }
 
 /** A sandbox's keep-alive pools (plain and TLS) and its exchanges in flight. */

@@ -65,7 +65,7 @@ export function forward(
   const send = (attempt: number): void => {
     let request: http.ClientRequest;
     try {
-      const options = { host: to.address, port: target.port, method, path, headers };
+      const options = { host: to.address, port: to.port ?? target.port, method, path, headers };
       request = to.tls
         ? https.request({ ...options, agent: connections.tlsAgent })
         : http.request({ ...options, agent: connections.agent });

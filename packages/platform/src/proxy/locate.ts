@@ -68,6 +68,9 @@ export class SandboxLocator {
       };
     }
     if (location?.state === "running") {
+      // the node's own proxy checks tokens, masks hosts and speaks TLS to the sandbox
+      if (location.relayPort !== undefined)
+        return { address: location.address, tls: false, port: location.relayPort };
       return (
         refusedToken(target, location.access, token) ?? upstreamOf(target, location.address, location.access)
       );

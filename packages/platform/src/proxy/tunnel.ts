@@ -21,7 +21,7 @@ export function tunnel(
 ): void {
   const metrics = ctx.metrics;
   const connections = ctx.connectionsOf(target.sandboxID);
-  const port = target.port;
+  const port = to.port ?? target.port;
   const { address } = to;
   const up = http.request({
     host: address,

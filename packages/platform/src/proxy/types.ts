@@ -10,7 +10,14 @@ export interface SandboxAccess {
 
 /** Where a sandbox can be reached, as the orchestrator knows it right now. */
 export type SandboxLocation =
-  | { state: "running" /** The sandbox's IP address on the host. */; address: string; access?: SandboxAccess }
+  | {
+      state: "running";
+      /** The sandbox's IP address on the host, or its node's (with `relayPort`). */
+      address: string;
+      access?: SandboxAccess;
+      /** Beyond one machine: relay the request as it came to the node's proxy on this port. */
+      relayPort?: number;
+    }
   | {
       state: "paused" /** Resume on the first request instead of answering 502. */;
       autoResume: boolean;

@@ -74,6 +74,8 @@ export interface SandboxHostOptions {
   processLimit?: number;
   /** Where a volume's files are on this host, mounted (for sandboxes that bind it). */
   volumeSource?(volumeId: string): Promise<string>;
+  /** Makes sure these layers (absolute paths) are on this host: beyond one machine, fetched from another node. */
+  ensureLayers?(lowers: string[]): Promise<void>;
   log: Logger;
 }
 
@@ -148,6 +150,7 @@ export class SandboxHost {
       await ensureDiskImage(p.disk, spec.diskSizeMB, path.join(this.o.dataDir, "disks"));
       await mountDisk(p.disk);
     }
+    await this.o.ensureLayers?.(spec.lowers);
     await mountOverlay({ lowers: spec.lowers, upperDir: p.upper, workDir: p.work, target: p.rootfs });
   }
 
@@ -335,6 +338,7 @@ export class SandboxHost {
    * network, and the processes of the image continuing. The image stays for more sandboxes.
    */
   async bootFromImage(spec: BootSpec, imageDir: string): Promise<string> {
+    await this.o.ensureLayers?.([imageDir]);
     await this.writeSandboxBundle(spec, await this.prepareRootfs(spec));
     return this.restoreImage(spec, imageDir);
   }

@@ -1,6 +1,10 @@
 import type { Kysely } from "kysely";
 import { type Db, type DbOptions, openDb } from "./db.js";
 import { EventStore } from "./events.js";
+import { LayerCatalog } from "./layer-catalog.js";
+import { LOCAL_NODE } from "./migrations.js";
+import { NodeStore } from "./nodes.js";
+import { PlacementStore } from "./placements.js";
 import { SandboxStore } from "./sandboxes.js";
 import type { Database } from "./schema.js";
 import { SnapshotStore } from "./snapshots.js";
@@ -10,6 +14,9 @@ import { VolumeStore } from "./volumes.js";
 
 export type { Dialect } from "./db.js";
 export type { PlatformEvent } from "./events.js";
+export type { LayerRecord } from "./layer-catalog.js";
+export { LOCAL_NODE } from "./migrations.js";
+export type { ClusterNode, NodeCapacity, NodeState } from "./nodes.js";
 export type { SandboxChanges, SandboxListFilter } from "./sandboxes.js";
 export type { CreatedKey } from "./teams.js";
 export type { BuildChanges, NewBuild } from "./template-builds.js";
@@ -24,21 +31,32 @@ export interface Store {
   snapshots: SnapshotStore;
   volumes: VolumeStore;
   events: EventStore;
+  /** Beyond one machine: the cluster's nodes, layer copies and placements in flight. */
+  nodes: NodeStore;
+  layers: LayerCatalog;
+  placements: PlacementStore;
+  /** The node this store speaks for (`local` under `x serve`): what it creates is that node's. */
+  nodeId: string;
   /** Runs `fn` against the same stores in one transaction: all of its writes land, or none. */
   transaction<T>(fn: (store: Store) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
-export async function openStore(options: DbOptions): Promise<Store> {
+export async function openStore(options: DbOptions & { nodeId?: string }): Promise<Store> {
   const db = await openDb(options);
+  const nodeId = options.nodeId ?? LOCAL_NODE;
   const over = (kysely: Kysely<Database>): Store => ({
     db,
     teams: new TeamStore(kysely),
-    templates: new TemplateStore(kysely),
-    sandboxes: new SandboxStore(kysely),
+    templates: new TemplateStore(kysely, nodeId),
+    sandboxes: new SandboxStore(kysely, nodeId),
     snapshots: new SnapshotStore(kysely),
-    volumes: new VolumeStore(kysely),
+    volumes: new VolumeStore(kysely, nodeId),
     events: new EventStore(kysely),
+    nodes: new NodeStore(kysely),
+    layers: new LayerCatalog(kysely),
+    placements: new PlacementStore(kysely),
+    nodeId,
     transaction: (fn) =>
       kysely.isTransaction ? fn(over(kysely)) : kysely.transaction().execute((trx) => fn(over(trx))),
     close: () => db.close(),

@@ -1,4 +1,4 @@
-import { type Kysely, type Migration, type MigrationProvider, sql } from "kysely";
+import { type Kysely, type Migration, type MigrationProvider, PostgresAdapter, sql } from "kysely";
 
 /**
  * One set of migrations for both dialects: only portable column types (text, integer) and
@@ -200,7 +200,73 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable("sandboxes").addColumn("volume_mounts", "text").execute();
     },
   },
+  // beyond one machine: nodes, which node holds what, layers by digest, placements in flight
+  "0008-cluster": {
+    async up(db: Kysely<unknown>) {
+      // `local`: the one node of `x serve`
+      for (const table of ["sandboxes", "builds", "volumes"]) {
+        await db.schema
+          .alterTable(table)
+          .addColumn("node_id", "text", (c) => c.notNull().defaultTo(LOCAL_NODE))
+          .execute();
+      }
+      await db.schema.createIndex("sandboxes_node").on("sandboxes").columns(["node_id", "state"]).execute();
+      await db.schema
+        .createTable("nodes")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("state", "text", (c) => c.notNull())
+        .addColumn("api_url", "text", (c) => c.notNull())
+        .addColumn("traffic_url", "text", (c) => c.notNull())
+        .addColumn("started_at", "text", (c) => c.notNull())
+        .addColumn("heartbeat_at", "text", (c) => c.notNull())
+        .addColumn("down_at", "text")
+        .addColumn("capacity", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable("layers")
+        .addColumn("path", "text", (c) => c.primaryKey())
+        .addColumn("digest", "text", (c) => c.notNull())
+        .addColumn("bytes", "integer", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable("layer_copies")
+        .addColumn("path", "text", (c) => c.notNull().references("layers.path").onDelete("cascade"))
+        .addColumn("node_id", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("layer_copies_pk", ["path", "node_id"])
+        .execute();
+      await db.schema
+        .createTable("placements")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("node_id", "text", (c) => c.notNull())
+        .addColumn("memory_mb", "integer", (c) => c.notNull())
+        .addColumn("expires_at", "text", (c) => c.notNull())
+        .execute();
+      if (isPostgres(db)) {
+        // every change of a sandbox's row or a node's is announced, so proxies drop what they cached
+        await sql`create or replace function x_notify_sandbox() returns trigger language plpgsql as $$
+          begin perform pg_notify('x_sandboxes', new.id); return null; end $$`.execute(db);
+        await sql`create trigger sandboxes_notify after insert or update on sandboxes
+          for each row execute function x_notify_sandbox()`.execute(db);
+        await sql`create or replace function x_notify_node() returns trigger language plpgsql as $$
+          begin
+            if tg_op = 'UPDATE' and old.state = new.state and old.api_url = new.api_url
+              and old.traffic_url = new.traffic_url then return null; end if;
+            perform pg_notify('x_nodes', new.id); return null;
+          end $$`.execute(db);
+        await sql`create trigger nodes_notify after insert or update on nodes
+          for each row execute function x_notify_node()`.execute(db);
+      }
+    },
+  },
 };
+
+/** The node id of `x serve`, and of rows from before nodes existed. */
+export const LOCAL_NODE = "local";
+
+function isPostgres(db: Kysely<unknown>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
 
 export const migrationProvider: MigrationProvider = {
   async getMigrations() {

@@ -58,10 +58,11 @@ function decode(row: SandboxesTable): Sandbox {
     ...(row.killed_at ? { killedAt: row.killed_at } : {}),
     ...(row.reason ? { reason: row.reason } : {}),
     volumeMounts: row.volume_mounts ? (JSON.parse(row.volume_mounts) as VolumeMount[]) : [],
+    nodeId: row.node_id,
   };
 }
 
-function encode(s: Sandbox): SandboxesTable {
+function encode(s: Sandbox, nodeId: string): SandboxesTable {
   return {
     id: s.id,
     team_id: s.teamId,
@@ -88,6 +89,7 @@ function encode(s: Sandbox): SandboxesTable {
     killed_at: s.killedAt ?? null,
     reason: s.reason ?? null,
     volume_mounts: s.volumeMounts.length > 0 ? JSON.stringify(s.volumeMounts) : null,
+    node_id: s.nodeId ?? nodeId,
   };
 }
 
@@ -102,12 +104,18 @@ function encodeChanges(c: SandboxChanges): Partial<SandboxesTable> {
   };
 }
 
-/** Sandboxes as the platform knows them; the orchestrator keeps the live side. */
+/**
+ * Sandboxes as the platform knows them; the orchestrator keeps the live side. Reads span every
+ * node; what a node adopts and inserts is its own (`nodeId`).
+ */
 export class SandboxStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly nodeId: string,
+  ) {}
 
   async insert(sandbox: Sandbox): Promise<void> {
-    await this.db.insertInto("sandboxes").values(encode(sandbox)).execute();
+    await this.db.insertInto("sandboxes").values(encode(sandbox, this.nodeId)).execute();
   }
 
   async get(id: string): Promise<Sandbox | undefined> {
@@ -119,10 +127,51 @@ export class SandboxStore {
     await this.db.updateTable("sandboxes").set(encodeChanges(changes)).where("id", "=", id).execute();
   }
 
-  /** Sandboxes not killed, for the orchestrator to adopt after a restart. */
+  /** This node's sandboxes not killed, for the orchestrator to adopt after a restart. */
   async live(): Promise<Sandbox[]> {
-    const rows = await this.db.selectFrom("sandboxes").selectAll().where("state", "!=", "killed").execute();
+    const rows = await this.db
+      .selectFrom("sandboxes")
+      .selectAll()
+      .where("node_id", "=", this.nodeId)
+      .where("state", "!=", "killed")
+      .execute();
     return rows.map(decode);
+  }
+
+  /**
+   * A node stopped answering: its sandboxes not killed are lost, with the reason. Their pause
+   * kind stays, so the node, back, can tell what each was. Returns their ids.
+   */
+  async markLost(nodeId: string, reason: string): Promise<string[]> {
+    const rows = await this.db
+      .updateTable("sandboxes")
+      .set({ state: "lost", reason })
+      .where("node_id", "=", nodeId)
+      .where("state", "not in", ["killed", "lost"])
+      .returning("id")
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** Where each of these sandboxes runs (ids not found are left out). */
+  async nodesOf(ids: string[]): Promise<Map<string, { nodeId: string; state: SandboxState }>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom("sandboxes")
+      .select(["id", "node_id", "state"])
+      .where("id", "in", ids)
+      .execute();
+    return new Map(rows.map((r) => [r.id, { nodeId: r.node_id, state: r.state }]));
+  }
+
+  /** Running sandboxes' envd tokens, for a signed URL that names no sandbox (the cluster's proxies). */
+  async runningTokens(): Promise<{ id: string; envdAccessToken: string }[]> {
+    const rows = await this.db
+      .selectFrom("sandboxes")
+      .select(["id", "envd_access_token"])
+      .where("state", "=", "running")
+      .execute();
+    return rows.map((r) => ({ id: r.id, envdAccessToken: r.envd_access_token }));
   }
 
   /** The team's sandboxes not killed that mount the volume. */
@@ -163,7 +212,11 @@ export class SandboxStore {
   async list(filter: SandboxListFilter): Promise<Sandbox[]> {
     const order = filter.order ?? "desc";
     let q = this.db.selectFrom("sandboxes").selectAll().where("team_id", "=", filter.teamId);
-    q = q.where("state", "in", filter.states?.length ? filter.states : ["running", "paused", "error"]);
+    q = q.where(
+      "state",
+      "in",
+      filter.states?.length ? filter.states : ["running", "paused", "error", "lost"],
+    );
     if (filter.startedAfter) q = q.where("started_at", ">=", filter.startedAfter);
     if (filter.templateIds) {
       if (filter.templateIds.length === 0) return [];

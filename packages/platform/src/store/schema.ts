@@ -15,6 +15,48 @@ export interface Database {
   snapshots: SnapshotsTable;
   volumes: VolumesTable;
   events: EventsTable;
+  nodes: NodesTable;
+  layers: LayersTable;
+  layer_copies: LayerCopiesTable;
+  placements: PlacementsTable;
+}
+
+/** Hosts of the `x node` role (beyond one machine); `x serve` is the one node `local` and has no row. */
+export interface NodesTable {
+  id: string;
+  state: "ready" | "draining" | "down";
+  /** Where the node's API answers (the api role forwards there). */
+  api_url: string;
+  /** Where the node's entry for its sandboxes' traffic answers (the proxy role forwards there). */
+  traffic_url: string;
+  started_at: string;
+  heartbeat_at: string;
+  down_at: string | null;
+  /** JSON NodeCapacity, from the last heartbeat. */
+  capacity: string;
+}
+
+/** Template and snapshot layers by path (relative to a data directory), with their content digest. */
+export interface LayersTable {
+  path: string;
+  /** sha256 of the layer's canonical tar stream (see cluster/layer-transfer.ts). */
+  digest: string;
+  bytes: number;
+  created_at: string;
+}
+
+/** Which nodes hold a copy of a layer. */
+export interface LayerCopiesTable {
+  path: string;
+  node_id: string;
+}
+
+/** Sandboxes an api has sent to a node and not yet seen created: counted against its headroom. */
+export interface PlacementsTable {
+  id: string;
+  node_id: string;
+  memory_mb: number;
+  expires_at: string;
 }
 
 export interface TeamsTable {
@@ -76,6 +118,8 @@ export interface BuildsTable {
   layers: string | null;
   /** `files` for a filesystem build, `memory` when a checkpoint image is kept with it. */
   snapshot_kind: string | null;
+  /** The node that builds (built) it, where its uploads and new layers are. */
+  node_id: string;
 }
 
 export interface BuildLogsTable {
@@ -100,7 +144,7 @@ export interface SandboxesTable {
   template_id: string;
   build_id: string;
   alias: string | null;
-  state: "starting" | "running" | "paused" | "error" | "killed";
+  state: "starting" | "running" | "paused" | "error" | "lost" | "killed";
   pause_kind: "frozen" | "checkpointed" | "stopped" | null;
   runtime: "runsc" | "runc";
   started_at: string;
@@ -126,6 +170,8 @@ export interface SandboxesTable {
   reason: string | null;
   /** JSON array of VolumeMount; null: none. */
   volume_mounts: string | null;
+  /** The node that runs it. */
+  node_id: string;
 }
 
 export interface VolumesTable {
@@ -135,6 +181,8 @@ export interface VolumesTable {
   size_mb: number;
   token: string;
   created_at: string;
+  /** The node whose disk holds the volume's image. */
+  node_id: string;
 }
 
 export interface SnapshotsTable {

@@ -26,6 +26,7 @@ export function decodeBuild(row: BuildsTable): Build {
     spec: JSON.parse(row.spec) as BuildSpec,
     layers: row.layers ? (JSON.parse(row.layers) as string[]) : [],
     ...(row.snapshot_kind ? { snapshotKind: row.snapshot_kind as Build["snapshotKind"] } : {}),
+    nodeId: row.node_id,
   };
 }
 
@@ -52,7 +53,11 @@ const decodeLog = (row: Pick<BuildLogsTable, "timestamp" | "level" | "message" |
  * and tags).
  */
 export class TemplateBuildStore {
-  constructor(protected readonly db: Kysely<Database>) {}
+  constructor(
+    protected readonly db: Kysely<Database>,
+    /** The node this store speaks for: builds it creates are built there. */
+    protected readonly nodeId: string,
+  ) {}
 
   /** Runs `fn` in a transaction: this store's own, or the one it already is part of. */
   protected atomically<T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
@@ -76,6 +81,7 @@ export class TemplateBuildStore {
       spec: JSON.stringify(build.spec),
       layers: build.layers.length > 0 ? JSON.stringify(build.layers) : null,
       snapshot_kind: build.snapshotKind ?? null,
+      node_id: this.nodeId,
     };
     await this.db.insertInto("builds").values(row).execute();
     return decodeBuild(row);
@@ -118,13 +124,14 @@ export class TemplateBuildStore {
     return row && decodeBuild(row);
   }
 
-  /** Marks every queued or running build as failed (they cannot outlive the process that ran them). */
+  /** Marks this node's queued or running builds as failed (they cannot outlive the process that ran them). */
   async failUnfinishedBuilds(message: string): Promise<number> {
     const now = nowIso();
     const result = await this.db
       .updateTable("builds")
       .set({ status: "error", reason: JSON.stringify({ message }), finished_at: now, updated_at: now })
       .where("status", "in", ["waiting", "building"])
+      .where("node_id", "=", this.nodeId)
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
   }

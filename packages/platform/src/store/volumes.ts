@@ -9,11 +9,16 @@ const decode = (row: VolumesTable): Volume => ({
   sizeMB: row.size_mb,
   token: row.token,
   createdAt: row.created_at,
+  nodeId: row.node_id,
 });
 
 /** Volumes of teams; their files are the volume service's. */
 export class VolumeStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** The node this store speaks for: volumes it creates live on its disk. */
+    private readonly nodeId: string,
+  ) {}
 
   /** Inserts the volume; false when the team has one of that name already. */
   async insert(v: Volume): Promise<boolean> {
@@ -26,6 +31,7 @@ export class VolumeStore {
         size_mb: v.sizeMB,
         token: v.token,
         created_at: v.createdAt,
+        node_id: this.nodeId,
       })
       .onConflict((oc) => oc.columns(["team_id", "name"]).doNothing())
       .executeTakeFirst();

@@ -34,12 +34,14 @@ export async function createBuildService(o: {
   dataDir: string;
   /** Names this platform's own layers (see LayerStore). */
   owner: string;
+  /** Told of every layer committed (see LayerStore). */
+  onLayer?(rel: string): Promise<void>;
   /** Mirrors (`REGISTRY=MIRROR`) and insecure registries (`host[:port]`) for pulling images. */
   registryMirrors?: readonly string[];
   insecureRegistries?: readonly string[];
   log: Logger;
 }): Promise<BuildService> {
-  const layers = new LayerStore(o.dataDir, o.owner);
+  const layers = new LayerStore(o.dataDir, o.owner, o.onLayer);
   const uploads = await BuildUploads.open(o.dataDir);
   const importDir = path.join(o.dataDir, "import");
   await mkdir(importDir, { recursive: true });

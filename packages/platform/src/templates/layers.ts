@@ -32,6 +32,8 @@ export class LayerStore {
      * platforms may share a data directory (tests do), so each sweeps only what it made.
      */
     private readonly owner = "x",
+    /** Told of every layer committed (beyond one machine: its digest goes into the catalog). */
+    private readonly onCommit?: (rel: string) => Promise<void>,
   ) {}
 
   /** A name of this platform's own for a one-off layer: `snap-<owner>-<id>`. */
@@ -88,6 +90,7 @@ export class LayerStore {
       }
       await rm(dir, { recursive: true, force: true });
     }
+    await this.onCommit?.(rel);
     return rel;
   }
 

@@ -14,7 +14,7 @@ export function presentSandbox(s: Sandbox, opts: PresentOptions): Schemas["Sandb
     sandboxID: s.id,
     templateID: s.templateId,
     ...(s.alias ? { alias: s.alias } : {}),
-    clientID: "local",
+    clientID: s.nodeId ?? "local",
     envdVersion: opts.envdVersion,
     envdAccessToken: s.envdAccessToken,
     trafficAccessToken: s.trafficAccessToken ?? null,
@@ -27,7 +27,7 @@ export function presentListedSandbox(s: Sandbox, opts: PresentOptions): Schemas[
     sandboxID: s.id,
     templateID: s.templateId,
     ...(s.alias ? { alias: s.alias } : {}),
-    clientID: "local",
+    clientID: s.nodeId ?? "local",
     startedAt: s.startedAt,
     endAt: s.endAt,
     cpuCount: s.cpuCount,
@@ -36,9 +36,9 @@ export function presentListedSandbox(s: Sandbox, opts: PresentOptions): Schemas[
     envdVersion: opts.envdVersion,
     metadata: s.metadata,
     // a starting sandbox is shown running: creates answer once it is
-    state: s.state === "paused" || s.state === "error" ? s.state : "running",
+    state: s.state === "paused" || s.state === "error" || s.state === "lost" ? s.state : "running",
     ...(s.pauseKind && s.state === "paused" ? { pauseKind: s.pauseKind } : {}),
-    ...(s.state === "error" && s.reason ? { reason: s.reason } : {}),
+    ...((s.state === "error" || s.state === "lost") && s.reason ? { reason: s.reason } : {}),
     volumeMounts: s.volumeMounts.map((m) => ({ name: m.name, path: m.path })),
   };
 }

@@ -1,0 +1,250 @@
+/**
+ * The cluster's roles as commands: `x node` (a host of sandboxes), `x api` and `x proxy` (the
+ * stateless front), all on one PostgreSQL catalog; and `x node list|drain|undrain`.
+ */
+import os from "node:os";
+import { parseArgs } from "node:util";
+import {
+  type ClusterNode,
+  createLogger,
+  DEFAULT_NODE_TIMEOUT_MS,
+  DEFAULTS,
+  LOG_LEVELS,
+  type LogLevel,
+  openStore,
+  type RunningRole,
+  requirePostgres,
+  startApiRole,
+  startPlatform,
+  startProxyRole,
+} from "@x/platform";
+import { type Io, processIo } from "./output/io.js";
+import { table } from "./output/table.js";
+import { serveConfig } from "./serve.js";
+
+const NODE_HELP = `x node: run this host as a node of a cluster (sandboxes, warm pool, builds, volumes)
+
+  x node [options]       run the node: every option of 'x serve', plus
+    --name NAME          the node's name in the cluster (X_NODE_NAME, default the host name)
+    --advertise HOST     where the api and proxies reach this node (X_ADVERTISE, default
+                         --host, or the host name when that is 0.0.0.0)
+    --cluster-secret S   shared by the cluster's nodes, for copying layers between them
+                         (X_CLUSTER_SECRET, required)
+    --max-sandboxes N    sandboxes it takes at most (X_MAX_SANDBOXES, default one per 64 MiB)
+    --database-url URL   the cluster's PostgreSQL (X_DATABASE_URL, required)
+    --domain NAME        the sandbox domain the proxies serve (X_DOMAIN)
+  x node list            the cluster's nodes, their state and capacity
+  x node drain NAME      no new sandboxes on NAME; its running ones are kept
+  x node undrain NAME    NAME takes sandboxes again
+`;
+
+const API_HELP = `x api: the cluster's platform API (stateless: run any number behind one address)
+
+  --port N            (X_PORT, default ${DEFAULTS.apiPort})
+  --host ADDR         (X_HOST, default ${DEFAULTS.host})
+  --database-url URL  the cluster's PostgreSQL (X_DATABASE_URL, required)
+  --node-timeout S    a node silent this long is marked down and its sandboxes lost
+                      (X_NODE_TIMEOUT, default ${DEFAULT_NODE_TIMEOUT_MS / 1000})
+  --log-level L       debug, info, warn, error or silent (X_LOG_LEVEL, default info)
+`;
+
+const PROXY_HELP = `x proxy: the cluster's sandbox proxy (stateless: run any number behind the domain's address)
+
+  --port N            (X_PORT, default ${DEFAULTS.proxyPort})
+  --host ADDR         (X_HOST, default ${DEFAULTS.host})
+  --database-url URL  the cluster's PostgreSQL (X_DATABASE_URL, required)
+  --domain NAME       sandboxes are {port}-{id}.NAME (X_DOMAIN, default ${DEFAULTS.domain})
+  --log-level L       debug, info, warn, error or silent (X_LOG_LEVEL, default info)
+`;
+
+const NODE_FLAGS = ["name", "advertise", "cluster-secret", "max-sandboxes"] as const;
+
+/** Splits `x node`'s own flags from those it shares with `x serve`. */
+function nodeFlags(argv: string[]): { own: Record<string, string>; rest: string[] } {
+  const own: Record<string, string> = {};
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const [flag, inline] = arg.startsWith("--") ? arg.slice(2).split(/=(.*)/s, 2) : [""];
+    if ((NODE_FLAGS as readonly string[]).includes(flag!)) {
+      const value = inline ?? argv[++i];
+      if (value === undefined) throw new Error(`--${flag} needs a value`);
+      own[flag!] = value;
+    } else rest.push(arg);
+  }
+  return { own, rest };
+}
+
+function roleOptions(argv: string[], defaultPort: number, extra: Record<string, { type: "string" }> = {}) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: "string" },
+      host: { type: "string" },
+      "database-url": { type: "string" },
+      "log-level": { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+      ...extra,
+    },
+    strict: true,
+  });
+  const env = process.env;
+  const portText = values.port ?? env.X_PORT;
+  const port = portText === undefined ? defaultPort : Number(portText);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`--port must be a port number, got ${portText}`);
+  const level = values["log-level"] ?? env.X_LOG_LEVEL ?? "info";
+  if (!(LOG_LEVELS as readonly string[]).includes(level as string))
+    throw new Error(`--log-level must be one of ${LOG_LEVELS.join(", ")}, got ${level}`);
+  return {
+    values: values as Record<string, string | boolean | undefined>,
+    help: values.help === true,
+    port,
+    host: (values.host as string | undefined) ?? env.X_HOST ?? DEFAULTS.host,
+    databaseUrl: (values["database-url"] as string | undefined) ?? env.X_DATABASE_URL,
+    log: createLogger({ level: level as LogLevel }),
+  };
+}
+
+/** Runs a role until SIGTERM or SIGINT. */
+async function runUntilStopped(
+  role: RunningRole | { close(): Promise<void> },
+  what: string,
+): Promise<number> {
+  await new Promise<void>((resolve) => {
+    process.once("SIGTERM", resolve);
+    process.once("SIGINT", resolve);
+  });
+  process.stdout.write(`x: ${what} shutting down\n`);
+  await role.close();
+  return 0;
+}
+
+export async function api(argv: string[], io: Io = processIo): Promise<number> {
+  const o = roleOptions(argv, DEFAULTS.apiPort, { "node-timeout": { type: "string" } });
+  if (o.help) return (io.out(API_HELP), 0);
+  const timeout = (o.values["node-timeout"] as string | undefined) ?? process.env.X_NODE_TIMEOUT;
+  if (timeout !== undefined && !(Number(timeout) > 0))
+    throw new Error(`--node-timeout must be a number of seconds, got ${timeout}`);
+  const role = await startApiRole(
+    {
+      databaseUrl: requirePostgres(o.databaseUrl, "api"),
+      host: o.host,
+      port: o.port,
+      ...(timeout !== undefined ? { nodeTimeoutMs: Number(timeout) * 1000 } : {}),
+    },
+    o.log,
+  );
+  io.out(`x: api ready on ${o.host}:${role.port}\n`);
+  return runUntilStopped(role, "api");
+}
+
+export async function proxy(argv: string[], io: Io = processIo): Promise<number> {
+  const o = roleOptions(argv, DEFAULTS.proxyPort, { domain: { type: "string" } });
+  if (o.help) return (io.out(PROXY_HELP), 0);
+  const domain = (o.values.domain as string | undefined) ?? process.env.X_DOMAIN ?? DEFAULTS.domain;
+  const role = await startProxyRole(
+    { databaseUrl: requirePostgres(o.databaseUrl, "proxy"), host: o.host, port: o.port, domain },
+    o.log,
+  );
+  io.out(`x: proxy ready on ${o.host}:${role.port} for *.${domain}\n`);
+  return runUntilStopped(role, "proxy");
+}
+
+function describe(n: ClusterNode): string[] {
+  const c = n.capacity;
+  return [
+    n.id,
+    n.state,
+    n.apiUrl,
+    n.trafficUrl,
+    `${c.sandboxes}/${c.maxSandboxes}`,
+    `${c.memoryFreeMB} MB`,
+    c.load.toFixed(2),
+    Object.values(c.pool)
+      .reduce((a, b) => a + b, 0)
+      .toString(),
+    n.heartbeatAt,
+  ];
+}
+
+async function manage(command: string, argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { "database-url": { type: "string" }, json: { type: "boolean", default: false } },
+    allowPositionals: true,
+    strict: true,
+  });
+  const databaseUrl = requirePostgres(
+    values["database-url"] ?? process.env.X_DATABASE_URL,
+    `node ${command}`,
+  );
+  const store = await openStore({ dataDir: "/nonexistent", databaseUrl });
+  try {
+    if (command === "list") {
+      const nodes = await store.nodes.list();
+      if (values.json) io.out(`${JSON.stringify(nodes, null, 2)}\n`);
+      else
+        io.out(
+          table([
+            ["NAME", "STATE", "API", "TRAFFIC", "SANDBOXES", "FREE MEMORY", "LOAD", "POOL", "LAST HEARD"],
+            ...nodes.map(describe),
+          ]),
+        );
+      return 0;
+    }
+    const [name] = positionals;
+    if (!name) {
+      io.err(`x node ${command}: name the node (x node list shows them)\n`);
+      return 2;
+    }
+    if (!(await store.nodes.setState(name, command === "drain" ? "draining" : "ready"))) {
+      io.err(`x node ${command}: no node '${name}' that is up (x node list shows them)\n`);
+      return 1;
+    }
+    io.out(
+      command === "drain"
+        ? `node ${name} is draining: no new sandboxes go there; its running ones are kept\n`
+        : `node ${name} takes sandboxes again\n`,
+    );
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+export async function node(argv: string[], io: Io = processIo): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === "list" || first === "drain" || first === "undrain") return manage(first, rest, io);
+  const { own, rest: serveArgs } = nodeFlags(argv);
+  // nodes serve no HTTPS of their own: the proxies are the sandbox domain's face
+  if (!serveArgs.some((a) => a === "--tls-port" || a.startsWith("--tls-port=")))
+    serveArgs.push("--tls-port", "off");
+  const { config, help, logLevel } = serveConfig(serveArgs);
+  if (help) return (io.out(NODE_HELP), 0);
+  const env = process.env;
+  const secret = own["cluster-secret"] ?? env.X_CLUSTER_SECRET;
+  if (!secret) throw new Error("x node needs the cluster's secret: --cluster-secret S (X_CLUSTER_SECRET)");
+  const name = own.name ?? env.X_NODE_NAME ?? os.hostname();
+  if (!/^[a-z0-9][a-z0-9.-]{0,62}$/i.test(name))
+    throw new Error(`--name must be a host-like name, got ${name}`);
+  const advertise =
+    own.advertise ??
+    env.X_ADVERTISE ??
+    (config.host === "0.0.0.0" || config.host === "::" ? os.hostname() : config.host);
+  const maxText = own["max-sandboxes"] ?? env.X_MAX_SANDBOXES;
+  if (maxText !== undefined && !/^[1-9]\d*$/.test(maxText))
+    throw new Error(`--max-sandboxes must be a whole number ≥ 1, got ${maxText}`);
+  requirePostgres(config.databaseUrl, "node");
+  const platform = await startPlatform(
+    {
+      ...config,
+      cluster: { nodeId: name, secret, advertise, ...(maxText ? { maxSandboxes: Number(maxText) } : {}) },
+    },
+    { log: createLogger({ level: logLevel }) },
+  );
+  io.out(
+    `x: node ${name} ready — API on ${advertise}:${platform.apiPort}, sandbox traffic on ${advertise}:${platform.proxyPort}\n`,
+  );
+  return runUntilStopped(platform, `node ${name}`);
+}

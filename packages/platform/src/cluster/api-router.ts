@@ -1,0 +1,260 @@
+/**
+ * The `x api` role: the platform API of a cluster, stateless. Every request goes to the node
+ * that can answer it — the node of the sandbox, volume or build it names, the node placement
+ * chooses for a new one, any ready node for reads of the catalog — and is answered there by the
+ * same API `x serve` runs. Only what no node can say is answered here: a lost sandbox, and no
+ * node to send to.
+ */
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import { sendError, sendJson } from "../api/server.js";
+import type { Logger } from "../lib/log.js";
+import { DomainError, HTTP_STATUS } from "../model/errors.js";
+import type { Team } from "../model/team.js";
+import { parseTemplateRef } from "../model/template.js";
+import { lostSandbox } from "../orchestrator/pause.js";
+import type { ClusterNode, Store } from "../store/index.js";
+import { HEARTBEAT_MS } from "./node-agent.js";
+import { freshAfter, type Placement, type PlacementRequest, place } from "./placement.js";
+
+/** Memory a sandbox is counted with when its template says nothing (E2B's default). */
+const DEFAULT_MEMORY_MB = 512;
+const MAX_PLACED_BODY = 1024 * 1024;
+
+export interface ApiRouterOptions {
+  store: Store;
+  authenticate(apiKey: string): Promise<Team | undefined>;
+  heartbeatTimeoutMs: number;
+  log: Logger;
+}
+
+/** Where a request goes. */
+type Destination =
+  | { to: "node"; nodeId: string }
+  | { to: "any" }
+  | { to: "place"; kind: "sandbox" | "volume" | "build" }
+  | { to: "lost"; sandboxId: string; reason?: string };
+
+const SANDBOX = /^\/(?:v2\/)?sandboxes\/([^/]+)(\/.*)?$/;
+const VOLUME = /^\/(?:volumes|volumecontent)\/([^/]+)(\/.*)?$/;
+const BUILD = /^\/(?:v2\/)?templates\/([^/]+)\/builds\/([^/]+)(\/.*)?$/;
+const TEMPLATE_FILES = /^\/templates\/([^/]+)\/files\//;
+const NEW_BUILD = /^\/(?:v2\/|v3\/)?templates(?:\/([^/]+))?$/;
+
+export function createApiRouter(o: ApiRouterOptions): {
+  handler(req: IncomingMessage, res: ServerResponse): void;
+  close(): void;
+} {
+  const { store, log } = o;
+  const agents = new Map<string, http.Agent>();
+  let turn = 0;
+
+  const agentFor = (node: ClusterNode): http.Agent => {
+    let agent = agents.get(node.id);
+    if (!agent) {
+      agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+      agents.set(node.id, agent);
+    }
+    return agent;
+  };
+
+  async function readyNodes(): Promise<ClusterNode[]> {
+    const fresh = freshAfter(o.heartbeatTimeoutMs);
+    return (await store.nodes.list()).filter((n) => n.state !== "down" && n.heartbeatAt >= fresh);
+  }
+
+  async function anyNode(): Promise<ClusterNode> {
+    const nodes = await readyNodes();
+    if (nodes.length === 0)
+      throw new DomainError("unavailable", "no node of the cluster is answering now; try again later", 5);
+    return nodes[turn++ % nodes.length]!;
+  }
+
+  async function destination(method: string, path: string): Promise<Destination> {
+    if (path === "/sandboxes/metrics") return { to: "any" };
+    const sandbox = SANDBOX.exec(path);
+    if (sandbox) {
+      const id = decodeURIComponent(sandbox[1]!);
+      const found = await store.sandboxes.get(id);
+      if (!found || found.state === "killed") return { to: "any" };
+      if (found.state === "lost") {
+        // what the catalog alone can do: show it, and forget it
+        if (!sandbox[2] && (method === "GET" || method === "DELETE")) return { to: "any" };
+        return { to: "lost", sandboxId: id, ...(found.reason ? { reason: found.reason } : {}) };
+      }
+      return { to: "node", nodeId: found.nodeId! };
+    }
+    if ((path === "/sandboxes" || path === "/v2/sandboxes") && method === "POST")
+      return { to: "place", kind: "sandbox" };
+    const volume = VOLUME.exec(path);
+    if (volume) {
+      const found = await store.volumes.get(decodeURIComponent(volume[1]!));
+      return found?.nodeId ? { to: "node", nodeId: found.nodeId } : { to: "any" };
+    }
+    if (path === "/volumes" && method === "POST") return { to: "place", kind: "volume" };
+    const build = BUILD.exec(path);
+    if (build) {
+      // status and logs are in the catalog; the trigger runs where the build was made
+      if (method === "GET") return { to: "any" };
+      const found = await store.templates.getBuild(decodeURIComponent(build[2]!));
+      return found?.nodeId ? { to: "node", nodeId: found.nodeId } : { to: "any" };
+    }
+    const files = TEMPLATE_FILES.exec(path);
+    if (files) {
+      // uploads land where the template's next build runs
+      const waiting = await store.templates.latestBuild(decodeURIComponent(files[1]!), "waiting");
+      return waiting?.nodeId ? { to: "node", nodeId: waiting.nodeId } : { to: "any" };
+    }
+    if (method === "POST" && NEW_BUILD.test(path) && path !== "/templates/tags")
+      return { to: "place", kind: "build" };
+    return { to: "any" };
+  }
+
+  /** What placement needs of a create: the template's memory, build and layers, and the volumes' node. */
+  async function sandboxRequest(req: IncomingMessage, body: Buffer): Promise<PlacementRequest> {
+    const request: PlacementRequest = { memoryMB: DEFAULT_MEMORY_MB };
+    let parsed: { templateID?: unknown; runtime?: unknown; volumeMounts?: unknown };
+    try {
+      parsed = JSON.parse(body.toString("utf8") || "{}");
+    } catch {
+      return request; // the node answers the 400
+    }
+    if (typeof parsed.runtime === "string") request.runtime = parsed.runtime;
+    const key = req.headers["x-api-key"];
+    const team = typeof key === "string" ? await o.authenticate(key) : undefined;
+    if (!team) return request;
+    if (typeof parsed.templateID === "string") {
+      const ref = parseTemplateRef(parsed.templateID);
+      const template = await store.templates.resolveTemplate(ref, team).catch(() => undefined);
+      const build = template && (await store.templates.buildForTag(template.id, ref.tag));
+      if (build)
+        Object.assign(request, { memoryMB: build.memoryMB, buildId: build.id, layers: build.layers });
+    }
+    if (Array.isArray(parsed.volumeMounts)) {
+      for (const mount of parsed.volumeMounts as { name?: unknown }[]) {
+        if (typeof mount?.name !== "string") continue;
+        const volume = await store.volumes.byName(team.id, mount.name);
+        if (!volume?.nodeId) continue;
+        if (request.nodeId && request.nodeId !== volume.nodeId) {
+          throw new DomainError(
+            "invalid",
+            `volumes '${mount.name}' and another of this create live on different nodes (${volume.nodeId}, ${request.nodeId}): one sandbox can mount volumes of one node`,
+          );
+        }
+        request.nodeId = volume.nodeId;
+      }
+    }
+    return request;
+  }
+
+  function readBody(req: IncomingMessage): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on("data", (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_PLACED_BODY) {
+          reject(new DomainError("too_large", `request body larger than ${MAX_PLACED_BODY} bytes`));
+          req.destroy();
+        } else chunks.push(chunk);
+      });
+      req.on("end", () => resolve(Buffer.concat(chunks)));
+      req.on("error", reject);
+    });
+  }
+
+  /** Sends the request to the node and its answer back; `body` when it was read here already. */
+  function forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    node: ClusterNode,
+    body?: Buffer,
+  ): Promise<void> {
+    return new Promise((resolve) => {
+      const url = new URL(req.url ?? "/", node.apiUrl);
+      const headers = { ...req.headers };
+      headers["x-forwarded-for"] = [req.headers["x-forwarded-for"], req.socket.remoteAddress]
+        .filter(Boolean)
+        .join(", ");
+      if (body) {
+        headers["content-length"] = String(body.length);
+        delete headers["transfer-encoding"];
+      }
+      const up = http.request(url, { method: req.method, headers, agent: agentFor(node) }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+        answer.on("end", resolve);
+        answer.on("error", () => {
+          res.destroy();
+          resolve();
+        });
+      });
+      up.on("error", (err) => {
+        log.warn({ nodeId: node.id, err }, "node did not answer");
+        if (!res.headersSent) {
+          sendError(
+            res,
+            503,
+            `node ${node.id} is not answering (${(err as NodeJS.ErrnoException).code ?? err.message}); try again`,
+            {
+              "Retry-After": "2",
+            },
+          );
+        } else res.destroy();
+        resolve();
+      });
+      res.on("close", () => {
+        if (!res.writableFinished) up.destroy();
+      });
+      if (body) up.end(body);
+      else req.pipe(up);
+    });
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? "/", "http://api").pathname;
+    const method = req.method ?? "GET";
+    if (path === "/health") return sendJson(res, 200, { status: "ok", role: "api" });
+    const dest = await destination(method, path);
+    switch (dest.to) {
+      case "any":
+        return forward(req, res, await anyNode());
+      case "node": {
+        const node = await store.nodes.get(dest.nodeId);
+        if (!node) throw new DomainError("unavailable", `node ${dest.nodeId} is not part of the cluster`, 5);
+        return forward(req, res, node);
+      }
+      case "lost":
+        throw lostSandbox({ id: dest.sandboxId, ...(dest.reason ? { reason: dest.reason } : {}) });
+      case "place": {
+        const body = await readBody(req);
+        const request = dest.kind === "sandbox" ? await sandboxRequest(req, body) : { memoryMB: 0 };
+        const placement: Placement = await place(store, request, o.heartbeatTimeoutMs);
+        try {
+          await forward(req, res, placement.node, body);
+        } finally {
+          // kept until the node's next heartbeat counts what it created
+          setTimeout(() => void placement.release().catch(() => undefined), HEARTBEAT_MS + 1000).unref();
+        }
+        return;
+      }
+    }
+  }
+
+  return {
+    handler(req, res) {
+      handle(req, res).catch((err: unknown) => {
+        if (err instanceof DomainError) {
+          const status = HTTP_STATUS[err.code];
+          const headers: Record<string, string> =
+            err.retryAfterSeconds !== undefined ? { "Retry-After": String(err.retryAfterSeconds) } : {};
+          return sendError(res, status, err.message, headers);
+        }
+        log.error({ err, url: req.url }, "api request failed");
+        sendError(res, 500, "the api failed to route this request; try again");
+      });
+    },
+    close() {
+      for (const agent of agents.values()) agent.destroy();
+    },
+  };
+}

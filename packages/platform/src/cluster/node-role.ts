@@ -1,0 +1,120 @@
+/**
+ * What makes a platform a node of a cluster (`x node`): layers fetched from other nodes and
+ * published for them, the bootstrap shared with them, the node-only routes, and its presence in
+ * the catalog (node-agent.ts). platform.ts wires it in when `cluster` is configured.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import os from "node:os";
+import path from "node:path";
+import type { ClusterNodeConfig } from "../config.js";
+import type { Logger } from "../lib/log.js";
+import { SYSTEM_NAMESPACE } from "../model/team.js";
+import { BASE_ALIAS, DEFAULT_TAG } from "../model/template.js";
+import type { NodeCapacity, Store } from "../store/index.js";
+import { LayerSync } from "./layer-transfer.js";
+import { availableMemoryMB, NodeAgent } from "./node-agent.js";
+
+/** How long a node starting waits for another to hold the base image before building its own. */
+const BASE_WAIT_MS = 120_000;
+
+export interface NodeLive {
+  runtimes: string[];
+  /** Sandboxes running or starting here. */
+  sandboxes(): number;
+  /** Ready warm-pool members by build. */
+  pool(): Record<string, number>;
+  /** Adopts this node's sandboxes again (it was marked down while it ran). */
+  reconcile(): Promise<void>;
+}
+
+export class NodeRole {
+  readonly layers: LayerSync;
+  private agent: NodeAgent | undefined;
+
+  constructor(
+    private readonly o: {
+      config: ClusterNodeConfig;
+      /** Opened with the node's id (`openStore({ nodeId })`) on the cluster's PostgreSQL. */
+      store: Store;
+      dataDir: string;
+      memoryReserveMB?: number;
+      log: Logger;
+    },
+  ) {
+    const { store } = o;
+    this.layers = new LayerSync({
+      store,
+      dataDir: o.dataDir,
+      nodeId: o.config.nodeId,
+      secret: o.config.secret,
+      log: o.log.child({ component: "layers" }),
+      nodeUrl: async (id) => (await store.nodes.get(id))?.apiUrl,
+    });
+  }
+
+  /** For the sandbox host: layers (absolute paths) under the data directory that are not here are fetched. */
+  ensureLayers = async (lowers: string[]): Promise<void> => {
+    const inside = lowers.map((l) => path.relative(this.o.dataDir, l)).filter((r) => !r.startsWith(".."));
+    await this.layers.ensure(inside);
+  };
+
+  /** For the layer store: a layer made here is published with its digest before anyone uses it. */
+  onLayer = (rel: string): Promise<void> => this.layers.publish([rel]);
+
+  /**
+   * Runs what every node shares but only one must make (the system team, the base template,
+   * the first team) under the cluster's bootstrap lock. The base image is fetched from a node
+   * that has it when the catalog names one; built here only when none answers.
+   */
+  async bootstrap<T>(make: () => Promise<T>): Promise<T> {
+    const { store } = this.o;
+    const alias = await store.templates.aliasTarget(SYSTEM_NAMESPACE, BASE_ALIAS);
+    const base = alias && (await store.templates.buildForTag(alias, DEFAULT_TAG));
+    if (base) {
+      await this.layers.ensure(base.layers, { waitMs: BASE_WAIT_MS }).catch((err: unknown) => {
+        this.o.log.warn({ err }, "no node gave the base image: building it here");
+      });
+    }
+    return store.placements.locked(() => make(), "bootstrap");
+  }
+
+  /** Joins the cluster: registered, then a heartbeat every two seconds. */
+  async join(urls: { apiUrl: string; trafficUrl: string }, live: NodeLive): Promise<void> {
+    const { store } = this.o;
+    const totalMB = Math.floor(os.totalmem() / 2 ** 20);
+    const reserveMB = this.o.memoryReserveMB ?? Math.floor(totalMB / 10);
+    const capacity = (): NodeCapacity => ({
+      cpus: os.cpus().length,
+      memoryTotalMB: totalMB,
+      memoryFreeMB: availableMemoryMB() - reserveMB,
+      sandboxes: live.sandboxes(),
+      maxSandboxes: this.o.config.maxSandboxes ?? Math.max(8, Math.floor(totalMB / 64)),
+      load: os.loadavg()[0] ?? 0,
+      runtimes: live.runtimes,
+      pool: live.pool(),
+    });
+    this.agent = new NodeAgent({
+      store,
+      nodeId: this.o.config.nodeId,
+      ...urls,
+      capacity,
+      reconcile: live.reconcile,
+      log: this.o.log.child({ component: "node" }),
+    });
+    await this.agent.start();
+  }
+
+  /** Node-only routes (`/node/…`, the cluster secret's), before the platform API. */
+  routes(
+    next: (req: IncomingMessage, res: ServerResponse) => void,
+  ): (req: IncomingMessage, res: ServerResponse) => void {
+    const layers = this.layers.handler();
+    return (req, res) => {
+      if (!layers(req, res)) next(req, res);
+    };
+  }
+
+  async leave(): Promise<void> {
+    await this.agent?.stop();
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The stateless roles of a cluster, each a process of its own against the PostgreSQL catalog:
+ * `x api` (routes the platform API to nodes, watches their heartbeats) and `x proxy` (routes
+ * sandbox traffic to nodes). The node role is the platform itself with `cluster` set (see
+ * platform.ts).
+ */
+import http from "node:http";
+import { createAuthenticator } from "../api/authenticate.js";
+import type { Logger } from "../lib/log.js";
+import { createProxyServer } from "../proxy/index.js";
+import { openStore, type Store } from "../store/index.js";
+import { createApiRouter } from "./api-router.js";
+import { createCatalogResolver } from "./catalog-resolver.js";
+import { HEARTBEAT_MS } from "./node-agent.js";
+import { NodeMonitor } from "./node-monitor.js";
+
+export interface RoleConfig {
+  databaseUrl: string;
+  host: string;
+  port: number;
+}
+
+export interface RunningRole {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** A node silent this long is marked down (its sandboxes lost): three missed heartbeats. */
+export const DEFAULT_NODE_TIMEOUT_MS = 3 * HEARTBEAT_MS;
+
+export function requirePostgres(databaseUrl: string | undefined, role: string): string {
+  if (!databaseUrl || !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new Error(`x ${role} needs the cluster's PostgreSQL catalog: --database-url postgres://…`);
+  }
+  return databaseUrl;
+}
+
+function listen(server: http.Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      const address = server.address();
+      resolve(typeof address === "object" && address ? address.port : port);
+    });
+  });
+}
+
+async function catalog(config: RoleConfig, role: string): Promise<Store> {
+  return openStore({ dataDir: "/nonexistent", databaseUrl: requirePostgres(config.databaseUrl, role) });
+}
+
+/** `x api`: any number of them, behind one address. */
+export async function startApiRole(
+  config: RoleConfig & { nodeTimeoutMs?: number },
+  log: Logger,
+): Promise<RunningRole> {
+  const store = await catalog(config, "api");
+  const heartbeatTimeoutMs = config.nodeTimeoutMs ?? DEFAULT_NODE_TIMEOUT_MS;
+  const monitor = new NodeMonitor({
+    store,
+    heartbeatTimeoutMs,
+    log: log.child({ component: "node-monitor" }),
+  });
+  monitor.start();
+  const router = createApiRouter({
+    store,
+    authenticate: createAuthenticator(store, log),
+    heartbeatTimeoutMs,
+    log: log.child({ component: "api-router" }),
+  });
+  const server = http.createServer(router.handler);
+  server.keepAliveTimeout = 65_000;
+  const port = await listen(server, config.port, config.host);
+  log.info({ port }, "api ready");
+  return {
+    port,
+    async close() {
+      monitor.stop();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      router.close();
+      await store.close();
+    },
+  };
+}
+
+/** `x proxy`: any number of them, behind the sandbox domain's address. */
+export async function startProxyRole(
+  config: RoleConfig & { domain: string },
+  log: Logger,
+): Promise<RunningRole> {
+  const store = await catalog(config, "proxy");
+  const resolver = createCatalogResolver({ store, databaseUrl: config.databaseUrl, log });
+  await resolver.listen();
+  const proxy = createProxyServer({
+    domain: config.domain,
+    log: log.child({ component: "proxy" }),
+    resolver,
+  });
+  await proxy.listen(config.port, config.host);
+  log.info({ port: proxy.port }, "proxy ready");
+  return {
+    port: proxy.port,
+    async close() {
+      await proxy.close();
+      await resolver.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import { type Kysely, PostgresAdapter, sql } from "kysely";
+import { newId, nowIso } from "../lib/ids.js";
+import type { Database } from "./schema.js";
+
+/**
+ * Sandboxes an api has sent to a node and not yet seen created. Placement reads them with the
+ * nodes' heartbeats under one PostgreSQL advisory lock, so concurrent apis never hand a node
+ * more than its headroom.
+ */
+export class PlacementStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Memory (MB) and count of placements in flight, by node; expired ones are dropped first. */
+  async pending(): Promise<Map<string, { memoryMB: number; count: number }>> {
+    await this.db.deleteFrom("placements").where("expires_at", "<", nowIso()).execute();
+    const rows = await this.db
+      .selectFrom("placements")
+      .select((eb) => [
+        "node_id",
+        eb.fn.sum<string | number>("memory_mb").as("memory"),
+        eb.fn.countAll<string | number>().as("n"),
+      ])
+      .groupBy("node_id")
+      .execute();
+    return new Map(rows.map((r) => [r.node_id, { memoryMB: Number(r.memory), count: Number(r.n) }]));
+  }
+
+  async add(nodeId: string, memoryMB: number, ttlMs: number): Promise<string> {
+    const id = newId();
+    await this.db
+      .insertInto("placements")
+      .values({ id, node_id: nodeId, memory_mb: memoryMB, expires_at: nowIso(new Date(Date.now() + ttlMs)) })
+      .execute();
+    return id;
+  }
+
+  async release(id: string): Promise<void> {
+    await this.db.deleteFrom("placements").where("id", "=", id).execute();
+  }
+
+  /**
+   * Runs `fn` in a transaction holding one of the cluster's locks (PostgreSQL; SQLite has one
+   * writer anyway): `placement` by default, `bootstrap` while a node makes what every node shares.
+   */
+  async locked<T>(
+    fn: (placements: PlacementStore) => Promise<T>,
+    name: "placement" | "bootstrap" = "placement",
+  ): Promise<T> {
+    return this.db.transaction().execute(async (trx) => {
+      if (trx.getExecutor().adapter instanceof PostgresAdapter)
+        await sql`select pg_advisory_xact_lock(hashtext(${`x-${name}`}))`.execute(trx);
+      return fn(new PlacementStore(trx));
+    });
+  }
+}
