@@ -1,16 +1,7 @@
+import type { ClusterNodeConfig } from "./cluster/node-role.js";
 import type { RuntimeName } from "./runtime/container-runtime.js";
 
-/** Beyond one machine: the platform runs as one node of a cluster (`x node`). */
-export interface ClusterNodeConfig {
-  /** The node's name in the catalog (unique in the cluster). */
-  nodeId: string;
-  /** Shared by the cluster's nodes: authorizes node-only routes (copies of layers). */
-  secret: string;
-  /** The host name or address the other roles reach this node at. */
-  advertise: string;
-  /** Sandboxes it takes at most; by default one per 64 MiB of the host's memory. */
-  maxSandboxes?: number;
-}
+export type { ClusterNodeConfig };
 
 export interface PlatformConfig {
   /** Where the store, images, layers and sandboxes live. */

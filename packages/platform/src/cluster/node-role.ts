@@ -6,13 +6,24 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import os from "node:os";
 import path from "node:path";
-import type { ClusterNodeConfig } from "../config.js";
 import type { Logger } from "../lib/log.js";
 import { SYSTEM_NAMESPACE } from "../model/team.js";
 import { BASE_ALIAS, DEFAULT_TAG } from "../model/template.js";
 import type { NodeCapacity, Store } from "../store/index.js";
 import { LayerSync } from "./layer-transfer.js";
 import { availableMemoryMB, NodeAgent } from "./node-agent.js";
+
+/** Beyond one machine: the platform runs as one node of a cluster (`x node`). */
+export interface ClusterNodeConfig {
+  /** The node's name in the catalog (unique in the cluster). */
+  nodeId: string;
+  /** Shared by the cluster's nodes: authorizes node-only routes (copies of layers). */
+  secret: string;
+  /** The host name or address the other roles reach this node at. */
+  advertise: string;
+  /** Sandboxes it takes at most; by default one per 64 MiB of the host's memory. */
+  maxSandboxes?: number;
+}
 
 /** How long a node starting waits for another to hold the base image before building its own. */
 const BASE_WAIT_MS = 120_000;

@@ -1,3 +1,4 @@
+import { type DomainError, unavailable } from "./errors.js";
 import type { EgressPolicy, IngressPolicy } from "./network.js";
 import type { VolumeMount } from "./volume.js";
 
@@ -60,4 +61,12 @@ export interface Sandbox {
 /** Live means not killed: starting, running or paused. */
 export function isLive(sandbox: Sandbox | undefined): sandbox is Sandbox {
   return sandbox !== undefined && sandbox.state !== "killed";
+}
+
+/** The answer for a sandbox whose node stopped answering: it may come back with its node. */
+export function lostSandbox(sandbox: Pick<Sandbox, "id" | "reason">): DomainError {
+  return unavailable(
+    `sandbox ${sandbox.id} is lost: ${sandbox.reason ?? "its node stopped answering"}; it is back when its node is, or kill it to forget it`,
+    5,
+  );
 }

@@ -1,7 +1,7 @@
 import { crashPoint } from "../lib/crash-point.js";
 import { nowIso } from "../lib/ids.js";
-import { conflict, type DomainError, notFound, unavailable } from "../model/errors.js";
-import { isLive, type PauseKind, type Sandbox } from "../model/sandbox.js";
+import { conflict, notFound } from "../model/errors.js";
+import { isLive, lostSandbox, type PauseKind, type Sandbox } from "../model/sandbox.js";
 import { buildOf, initSandbox } from "./boot.js";
 import { sandboxBootSpec } from "./boot-spec.js";
 import type { OrchestratorContext } from "./context.js";
@@ -20,14 +20,6 @@ export async function liveSandbox(ctx: OrchestratorContext, id: string): Promise
     );
   }
   return sandbox;
-}
-
-/** The answer for a sandbox whose node stopped answering: it may come back with its node. */
-export function lostSandbox(sandbox: Pick<Sandbox, "id" | "reason">): DomainError {
-  return unavailable(
-    `sandbox ${sandbox.id} is lost: ${sandbox.reason ?? "its node stopped answering"}; it is back when its node is, or kill it to forget it`,
-    5,
-  );
 }
 
 /**

@@ -31,7 +31,8 @@ const LAYERS: Record<string, number> = {
   snapshots: 5,
   api: 6,
   proxy: 6,
-  root: 7,
+  cluster: 7,
+  root: 8,
 };
 
 /**

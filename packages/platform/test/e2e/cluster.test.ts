@@ -1,0 +1,264 @@
+/**
+ * Beyond one machine (issue 16), end to end on this one machine: a PostgreSQL catalog, three
+ * `x node` processes on 127.0.1.1-3 (node 1 seeded with the cached base image, nodes 2 and 3
+ * copying it from node 1 through the layer transfer), two `x api` and two `x proxy`, all real
+ * processes. The public e2b client, unchanged, drives them: creates spread over the nodes;
+ * pause, resume, snapshots and forks through another api and proxy than the create's; a
+ * template built once starts on every node; a node's SIGKILL makes its sandboxes lost until it
+ * is back; an api or a proxy killed leaves the other serving.
+ */
+import { Sandbox, Template } from "e2b";
+import { type ClientOptions, waitFor, XCluster } from "../helpers/x-cluster.js";
+
+/** The catalog's state of a node as `x node list` shows it. */
+const stateOf = async (c: XCluster, name: string) =>
+  (await c.listNodes()).find((n) => n.id === name)?.state ?? "absent";
+
+/** GET /sandboxes/{id} through an api, raw: what the client's getInfo leaves out (clientID, reason). */
+async function detail(
+  at: ClientOptions,
+  id: string,
+): Promise<{ status: number; body: { state?: string; clientID?: string; reason?: string } }> {
+  const res = await fetch(`${at.apiUrl}/sandboxes/${id}`, { headers: { "X-API-Key": at.apiKey } });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+/** A PTY in the sandbox: input sent, its echo and output read back. */
+async function ptyRoundTrip(sandbox: Sandbox): Promise<string> {
+  let output = "";
+  const terminal = await sandbox.pty.create({
+    cols: 80,
+    rows: 24,
+    onData: (data) => {
+      output += Buffer.from(data).toString();
+    },
+  });
+  await sandbox.pty.sendInput(terminal.pid, new TextEncoder().encode("echo pty-$((6 * 7)); tty\nexit\n"));
+  await terminal.wait().catch(() => undefined);
+  return output;
+}
+
+describe("a cluster of three nodes, two apis and two proxies on one machine", () => {
+  const c = new XCluster({
+    nodes: 3,
+    apis: 2,
+    proxies: 2,
+    nodeFlags: ["--runtime", "runc", "--pool-size", "1", "--dns-upstream", "none"],
+  });
+  const n2 = c.node("n2");
+  const n3 = c.node("n3");
+  /** The client through api A and proxy A, and through api B and proxy B. */
+  let A: ClientOptions;
+  let B: ClientOptions;
+  /** Sandboxes still to kill at the end (best effort: the nodes go anyway). */
+  const made = new Set<string>();
+  const create = async (at: ClientOptions, template?: string): Promise<Sandbox> => {
+    const opts = { ...at, timeoutMs: 600_000 };
+    const sandbox = template ? await Sandbox.create(template, opts) : await Sandbox.create(opts);
+    made.add(sandbox.sandboxId);
+    return sandbox;
+  };
+  const kill = async (sandbox: Sandbox) => {
+    expect(await sandbox.kill()).toBe(true);
+    made.delete(sandbox.sandboxId);
+  };
+
+  beforeAll(async () => {
+    await c.start();
+    A = c.client(0, 0);
+    B = c.client(1, 1);
+  }, 300_000);
+
+  afterAll(async () => {
+    // what the tests did not kill, through whichever api still answers
+    for (const id of made) {
+      for (const api of c.apis.filter((a) => !a.ended))
+        if (
+          await Sandbox.kill(id, { ...c.client(c.apis.indexOf(api), 0), requestTimeoutMs: 10_000 }).catch(
+            () => false,
+          )
+        )
+          break;
+    }
+    await c.cleanup();
+  }, 120_000);
+
+  it("lists three ready nodes, at the addresses they listen on", async () => {
+    const nodes = await c.listNodes();
+    expect(nodes.map((n) => [n.id, n.state, n.apiUrl, n.trafficUrl])).toEqual(
+      c.nodes.map((n) => [n.name, "ready", n.apiUrl, n.trafficUrl]),
+    );
+    // nodes 2 and 3 copied the base image from node 1, with its digest checked
+    for (const n of [n2, n3])
+      expect(n.output).toMatch(new RegExp(`"layer":"${c.baseLayer}","from":"n1".*"msg":"layer fetched"`));
+    const holders = await c.query<{ node_id: string }>(
+      "select node_id from layer_copies where path = $1 order by node_id",
+      [c.baseLayer],
+    );
+    expect(holders.map((h) => h.node_id)).toEqual(["n1", "n2", "n3"]);
+  });
+
+  it("spreads creates over every node; commands, files and a PTY work through the proxy", async () => {
+    const sandboxes = await Promise.all(Array.from({ length: 6 }, () => create(A)));
+    const where = await Promise.all(sandboxes.map((s) => c.nodeOf(s.sandboxId)));
+    expect(new Set(where)).toEqual(new Set(["n1", "n2", "n3"]));
+    // the api says the same as the catalog (clientID is the node)
+    expect((await detail(A, sandboxes[0]!.sandboxId)).body.clientID).toBe(where[0]);
+
+    await Promise.all(
+      sandboxes.map(async (sandbox, i) => {
+        const run = await sandbox.commands.run("echo hello from $(whoami); cat /etc/debian_version");
+        expect(run.stdout).toMatch(/^hello from user\n12\.\d+\n$/);
+        await sandbox.files.write("/home/user/where.txt", `sandbox ${i} on ${where[i]}`);
+        expect(await sandbox.files.read("/home/user/where.txt")).toBe(`sandbox ${i} on ${where[i]}`);
+        expect((await sandbox.commands.run("cat /home/user/where.txt")).stdout).toBe(
+          `sandbox ${i} on ${where[i]}`,
+        );
+        const pty = await ptyRoundTrip(sandbox);
+        expect(pty).toContain("pty-42");
+        expect(pty).toMatch(/\/dev\/pts\/\d+/);
+      }),
+    );
+
+    for (const sandbox of sandboxes) await kill(sandbox);
+    for (const sandbox of sandboxes) expect(await sandbox.isRunning()).toBe(false);
+  });
+
+  it("pauses, resumes, forks and snapshots a sandbox on node 2 through the other api and proxy", async () => {
+    await c.only("n2");
+    try {
+      const created = await create(A);
+      const id = created.sandboxId;
+      expect(await c.nodeOf(id)).toBe("n2");
+      await created.files.write("/home/user/state.txt", "before the pause");
+      await created.commands.run("sleep 3600", { background: true, timeoutMs: 0 });
+
+      // every follow-up through api B and proxy B
+      const viaB = await Sandbox.connect(id, B);
+      expect(await viaB.pause()).toBe(true);
+      expect((await Sandbox.getInfo(id, B)).state).toBe("paused");
+      const resumed = await Sandbox.connect(id, B);
+      expect((await Sandbox.getInfo(id, B)).state).toBe("running");
+      expect(await resumed.files.read("/home/user/state.txt")).toBe("before the pause");
+      // a frozen pause keeps processes
+      expect((await resumed.commands.run("pgrep -x sleep")).stdout).toMatch(/^\d+\n$/);
+
+      const forks = await resumed.fork({ count: 1, timeoutMs: 300_000 });
+      expect(forks).toHaveLength(1);
+      const fork = forks[0]!;
+      if (!(fork instanceof Sandbox)) throw fork;
+      made.add(fork.sandboxId);
+      expect(await c.nodeOf(fork.sandboxId)).toBe("n2");
+      expect(await fork.files.read("/home/user/state.txt")).toBe("before the pause");
+      await kill(fork);
+
+      await resumed.files.write("/home/user/state.txt", "in the snapshot");
+      const snapshot = await resumed.createSnapshot();
+      expect(snapshot.snapshotId).toMatch(/:default$/);
+      expect(await resumed.isRunning()).toBe(true);
+
+      // a sandbox from the snapshot on node 3: its layers come from node 2
+      await c.only("n3");
+      const fromSnapshot = await create(B, snapshot.snapshotId);
+      expect(await c.nodeOf(fromSnapshot.sandboxId)).toBe("n3");
+      expect(await fromSnapshot.files.read("/home/user/state.txt")).toBe("in the snapshot");
+      expect(n3.output).toMatch(/"from":"n2".*"msg":"layer fetched"/);
+      await kill(fromSnapshot);
+      await kill(resumed);
+    } finally {
+      await c.undrainAll();
+    }
+  });
+
+  it("starts a template built through api A on every node, each with the build's file", async () => {
+    const built = await Template.build(
+      Template().fromTemplate("base").runCmd("echo built in the cluster > /home/user/built.txt"),
+      "cluster-built",
+      { ...A, onBuildLogs: () => undefined },
+    );
+    expect(built.buildId).toBeTruthy();
+    try {
+      for (const n of c.nodes) {
+        await c.only(n.name);
+        const sandbox = await create(A, "cluster-built");
+        expect(await c.nodeOf(sandbox.sandboxId)).toBe(n.name);
+        expect(await sandbox.files.read("/home/user/built.txt")).toBe("built in the cluster\n");
+        await kill(sandbox);
+      }
+    } finally {
+      await c.undrainAll();
+    }
+  });
+
+  it("marks a SIGKILLed node down and its sandbox lost, and has it back when the node starts again", async () => {
+    await c.only("n3");
+    const sandbox = await create(A).finally(() => c.undrainAll());
+    const id = sandbox.sandboxId;
+    expect(await c.nodeOf(id)).toBe("n3");
+    await sandbox.files.write("/home/user/kept.txt", "kept through its node's crash");
+
+    await n3.kill("SIGKILL");
+    const killedAt = Date.now();
+    const state = await waitFor(
+      () => stateOf(c, "n3"),
+      (s) => s === "down",
+      10_000,
+    );
+    expect(state).toBe("down");
+    const downAfter = Date.now() - killedAt;
+    expect(downAfter).toBeLessThanOrEqual(10_000);
+
+    expect((await Sandbox.getInfo(id, A)).state).toBe("lost");
+    const shown = await detail(A, id);
+    expect(shown.body).toMatchObject({ state: "lost", clientID: "n3" });
+    expect(shown.body.reason).toMatch(/node n3 stopped answering/);
+    // connecting is refused as unavailable (503), saying why
+    const refused = await Sandbox.connect(id, A).catch((err: Error & { statusCode?: number }) => err);
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as { statusCode?: number }).statusCode).toBe(503);
+    expect((refused as Error).message).toMatch(
+      new RegExp(`sandbox ${id} is lost: its node n3 stopped answering`),
+    );
+
+    // creates go on, elsewhere
+    const another = await create(A);
+    expect(["n1", "n2"]).toContain(await c.nodeOf(another.sandboxId));
+    expect((await another.commands.run("echo still creating")).stdout).toBe("still creating\n");
+    await kill(another);
+
+    // the node starts again with the same flags: its sandbox is running again
+    const restartedAt = Date.now();
+    await n3.start(60_000);
+    const back = await waitFor(
+      async () => (await Sandbox.getInfo(id, A)).state,
+      (s) => s === "running",
+      15_000,
+    );
+    if (back !== "running") throw new Error(`sandbox ${id} is ${back} after n3's restart:\n${n3.tail()}`);
+    expect(Date.now() - restartedAt).toBeLessThan(30_000);
+    expect(await stateOf(c, "n3")).toBe("ready");
+    const again = await Sandbox.connect(id, A);
+    expect((await again.commands.run("cat /home/user/kept.txt")).stdout).toBe(
+      "kept through its node's crash",
+    );
+    await kill(again);
+  });
+
+  it("keeps serving through api B when api A is SIGKILLed, and through proxy B when proxy A is", async () => {
+    const [apiA] = c.apis;
+    const [proxyA] = c.proxies;
+    await apiA!.kill("SIGKILL");
+    await expect(fetch(`${A.apiUrl}/health`)).rejects.toThrow();
+    const sandbox = await create({ ...B, sandboxUrl: A.sandboxUrl });
+    expect((await sandbox.commands.run("echo through api B")).stdout).toBe("through api B\n");
+
+    await proxyA!.kill("SIGKILL");
+    await expect(fetch(`${A.sandboxUrl}/`)).rejects.toThrow();
+    const viaB = await Sandbox.connect(sandbox.sandboxId, B);
+    expect((await viaB.commands.run("echo through proxy B")).stdout).toBe("through proxy B\n");
+    await viaB.files.write("/home/user/b.txt", "b");
+    expect(await viaB.files.read("/home/user/b.txt")).toBe("b");
+    await kill(viaB);
+  });
+});
