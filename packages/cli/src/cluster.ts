@@ -220,7 +220,7 @@ export async function node(argv: string[], io: Io = processIo): Promise<number> 
   // nodes serve no HTTPS of their own: the proxies are the sandbox domain's face
   if (!serveArgs.some((a) => a === "--tls-port" || a.startsWith("--tls-port=")))
     serveArgs.push("--tls-port", "off");
-  const { config, help, logLevel } = serveConfig(serveArgs);
+  const { config, help, logLevel, logFormat } = serveConfig(serveArgs);
   if (help) return (io.out(NODE_HELP), 0);
   const env = process.env;
   const secret = own["cluster-secret"] ?? env.X_CLUSTER_SECRET;
@@ -241,7 +241,7 @@ export async function node(argv: string[], io: Io = processIo): Promise<number> 
       ...config,
       cluster: { nodeId: name, secret, advertise, ...(maxText ? { maxSandboxes: Number(maxText) } : {}) },
     },
-    { log: createLogger({ level: logLevel }) },
+    { log: createLogger({ level: logLevel, ...(logFormat ? { format: logFormat } : {}) }) },
   );
   io.out(
     `x: node ${name} ready — API on ${advertise}:${platform.apiPort}, sandbox traffic on ${advertise}:${platform.proxyPort}\n`,
