@@ -31,6 +31,8 @@ const NODE_HELP = `x node: run this host as a node of a cluster (sandboxes, warm
     --cluster-secret S   shared by the cluster's nodes, for copying layers between them
                          (X_CLUSTER_SECRET, required)
     --max-sandboxes N    sandboxes it takes at most (X_MAX_SANDBOXES, default one per 64 MiB)
+    --layer-store DIR    a directory every node mounts (NFS, say) where layers are kept too,
+                         by digest, so a template outlives the nodes that hold it (X_LAYER_STORE)
     --database-url URL   the cluster's PostgreSQL (X_DATABASE_URL, required)
     --domain NAME        the sandbox domain the proxies serve (X_DOMAIN)
   x node list            the cluster's nodes, their state and capacity
@@ -57,7 +59,7 @@ const PROXY_HELP = `x proxy: the cluster's sandbox proxy (stateless: run any num
   --log-level L       debug, info, warn, error or silent (X_LOG_LEVEL, default info)
 `;
 
-const NODE_FLAGS = ["name", "advertise", "cluster-secret", "max-sandboxes"] as const;
+const NODE_FLAGS = ["name", "advertise", "cluster-secret", "max-sandboxes", "layer-store"] as const;
 
 /** Splits `x node`'s own flags from those it shares with `x serve`. */
 function nodeFlags(argv: string[]): { own: Record<string, string>; rest: string[] } {
@@ -235,11 +237,18 @@ export async function node(argv: string[], io: Io = processIo): Promise<number> 
   const maxText = own["max-sandboxes"] ?? env.X_MAX_SANDBOXES;
   if (maxText !== undefined && !/^[1-9]\d*$/.test(maxText))
     throw new Error(`--max-sandboxes must be a whole number ≥ 1, got ${maxText}`);
+  const layerStore = own["layer-store"] ?? env.X_LAYER_STORE;
   requirePostgres(config.databaseUrl, "node");
   const platform = await startPlatform(
     {
       ...config,
-      cluster: { nodeId: name, secret, advertise, ...(maxText ? { maxSandboxes: Number(maxText) } : {}) },
+      cluster: {
+        nodeId: name,
+        secret,
+        advertise,
+        ...(maxText ? { maxSandboxes: Number(maxText) } : {}),
+        ...(layerStore ? { layerStore } : {}),
+      },
     },
     { log: createLogger({ level: logLevel, ...(logFormat ? { format: logFormat } : {}) }) },
   );

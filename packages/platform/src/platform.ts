@@ -222,6 +222,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     });
     return { base, firstApiKey: await store.teams.ensureFirstTeam() };
   };
+  await node?.sweepFetches();
   const { base, firstApiKey } = node ? await node.bootstrap(makeShared) : await makeShared();
   await node?.layers.publish(base.build.layers);
   if (warmPool.enabled) orchestrator.keepWarm(base.template, base.build);

@@ -306,6 +306,50 @@ describe("LayerSync", () => {
     expect(await exists(path.join(dataB, "layers/l6/etc/file"))).toBe(true);
   });
 
+  it("keeps layers in the shared store, where a node finds one whose holders are gone", async () => {
+    const shared = path.join(root, "shared");
+    await mkdir(shared);
+    const dataC = path.join(root, "c");
+    const withShared = (store: Store, dataDir: string, nodeId: string) =>
+      new LayerSync({
+        store,
+        dataDir,
+        nodeId,
+        secret: SECRET,
+        log: silentLogger,
+        nodeUrl,
+        sharedDir: shared,
+      });
+    // holder "gone" is in the catalog but answers nowhere
+    const nodeUrl = async (id: string) => (id === "gone" ? "http://127.0.0.1:9" : undefined);
+    await makeLayer(path.join(dataA, "layers/l7"));
+    await withShared(storeA, dataA, "gone").publish(["layers/l7"]);
+    const record = await storeA.layers.get("layers/l7");
+    const archive = path.join(shared, `${record!.digest.replace("sha256:", "")}.tar`);
+    expect((await lstat(archive)).size).toBe(record!.bytes);
+    expect((await readdir(shared)).filter((n) => n.startsWith(".tmp-"))).toEqual([]);
+    const storeC = await openStore({
+      dataDir: dataC,
+      databaseUrl: `sqlite:${path.join(root, "catalog.db")}`,
+      nodeId: "c",
+    });
+    try {
+      await withShared(storeC, dataC, "c").ensure(["layers/l7"]);
+      expect(await snapshotTree(path.join(dataC, "layers/l7"))).toEqual(
+        await snapshotTree(path.join(dataA, "layers/l7")),
+      );
+      expect(await storeC.layers.holders("layers/l7")).toEqual(expect.arrayContaining(["gone", "c"]));
+      // a damaged archive is refused like a damaged transfer
+      await writeFile(archive, Buffer.alloc(record!.bytes));
+      await rm(path.join(dataC, "layers/l7"), { recursive: true });
+      await expect(withShared(storeC, dataC, "c").ensure(["layers/l7"])).rejects.toThrow(/shared store/);
+      expect(await exists(path.join(dataC, "layers/l7"))).toBe(false);
+      expect(await leftovers(dataC)).toEqual([]);
+    } finally {
+      await storeC.close();
+    }
+  });
+
   it("refuses paths outside layers/ and images/", async () => {
     const before = requests.length;
     for (const bad of ["/etc", "layers/../x", "tmp/x", "layers/", "layers/.fetch-1", "layers//x"]) {

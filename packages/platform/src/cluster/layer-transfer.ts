@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createReadStream, createWriteStream } from "node:fs";
 import { mkdir, rename, rm, stat } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
@@ -32,8 +33,21 @@ const CANONICAL_TAR = [
   "--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime",
 ];
 
-/** Extraction as root: owners, modes, whiteout devices and overlay xattrs as they were. */
-const EXTRACT_TAR = ["-x", "--numeric-owner", "--xattrs", "--xattrs-include=*", "-p", "--same-owner"];
+/**
+ * Extraction as root: owners, modes, whiteout devices and overlay xattrs as they were. tar
+ * stops reading at the archive's end marker, maybe before the stream's last padding: then its
+ * stdin closes early and the transfer looks cut. `--ignore-zeros` makes it read to the end, so
+ * every byte passes the digest.
+ */
+const EXTRACT_TAR = [
+  "-x",
+  "--ignore-zeros",
+  "--numeric-owner",
+  "--xattrs",
+  "--xattrs-include=*",
+  "-p",
+  "--same-owner",
+];
 
 /** Keeps the end of a child's stderr (where tar explains itself) without growing without bound. */
 function collect(stream: NodeJS.ReadableStream): () => string {
@@ -129,6 +143,11 @@ export interface LayerSyncOptions {
   log: Logger;
   /** A node's API base URL (e.g. `store.nodes.get(id)?.apiUrl`); undefined when unknown. */
   nodeUrl(nodeId: string): Promise<string | undefined>;
+  /**
+   * A directory every node mounts (NFS, a shared volume), where each layer is also kept as
+   * `<hex digest>.tar`: a layer whose holders are all gone is still there.
+   */
+  sharedDir?: string;
 }
 
 /**
@@ -155,14 +174,32 @@ export class LayerSync {
     for (const rel of paths) {
       checkPath(rel);
       if (!(await isDir(this.abs(rel)))) continue;
-      if (await store.layers.get(rel)) {
-        await store.layers.addCopy(rel, nodeId);
-        continue;
+      let record = await store.layers.get(rel);
+      if (record) await store.layers.addCopy(rel, nodeId);
+      else {
+        const next = this.digests.then(() => layerDigest(this.abs(rel)));
+        this.digests = next.catch(() => undefined);
+        const { digest, bytes } = await next;
+        record = await store.layers.publish({ path: rel, digest, bytes }, nodeId);
       }
-      const next = this.digests.then(() => layerDigest(this.abs(rel)));
-      this.digests = next.catch(() => undefined);
-      const { digest, bytes } = await next;
-      await store.layers.publish({ path: rel, digest, bytes }, nodeId);
+      if (this.opts.sharedDir) await this.archive(rel, record, this.opts.sharedDir);
+    }
+  }
+
+  /** The shared store's copy of a layer: named by its digest, written once, checked as written. */
+  private async archive(rel: string, record: LayerRecord, sharedDir: string): Promise<void> {
+    const file = archiveOf(sharedDir, record);
+    if (await exists(file)) return;
+    const tmp = path.join(sharedDir, `.tmp-${randomBytes(8).toString("hex")}`);
+    try {
+      const { digest, bytes } = await hashed(canonicalTar(this.abs(rel)), createWriteStream(tmp));
+      if (digest !== record.digest || bytes !== record.bytes) {
+        throw new Error(`layer ${rel} here is not the one the catalog has (${digest}, not ${record.digest})`);
+      }
+      await rename(tmp, file);
+      this.opts.log.info({ layer: rel, file }, "layer kept in the shared store");
+    } finally {
+      await rm(tmp, { force: true });
     }
   }
 
@@ -210,6 +247,15 @@ export class LayerSync {
           errors.push(err as Error);
         }
       }
+      const shared = this.opts.sharedDir && record && archiveOf(this.opts.sharedDir, record);
+      if (shared && (await exists(shared))) {
+        await this.receive(rel, record!, `layer ${rel} from the shared store`, async () =>
+          createReadStream(shared),
+        );
+        await store.layers.addCopy(rel, nodeId);
+        log.info({ layer: rel, from: shared, bytes: record!.bytes }, "layer fetched");
+        return;
+      }
       // holders that answered wrongly will not do better on a retry; those not there yet might
       if (errors.length === 1) throw errors[0];
       if (errors.length > 1) throw new Error(errors.map((e) => e.message).join("; "));
@@ -218,15 +264,10 @@ export class LayerSync {
     }
   }
 
-  /** Streams the layer from `holder` through sha256 and `tar -x` into a staging directory beside its place, then renames it in. */
-  private async fetchFrom(rel: string, record: LayerRecord, holder: string, baseUrl: string): Promise<void> {
-    const dest = this.abs(rel);
-    // beside the destination: the same filesystem, so the rename is atomic
-    await mkdir(path.dirname(dest), { recursive: true });
-    const staging = path.join(path.dirname(dest), `.fetch-${randomBytes(8).toString("hex")}`);
-    await mkdir(staging, { mode: 0o700 });
+  /** The layer from `holder`'s `GET /node/layers`. */
+  private fetchFrom(rel: string, record: LayerRecord, holder: string, baseUrl: string): Promise<void> {
     const what = `layer ${rel} from node ${holder}`;
-    try {
+    return this.receive(rel, record, what, async () => {
       const url = `${baseUrl.replace(/\/+$/, "")}/node/layers?path=${encodeURIComponent(rel)}`;
       const res = await fetch(url, { headers: { authorization: `Bearer ${this.opts.secret}` } }).catch(
         (err) => {
@@ -237,21 +278,29 @@ export class LayerSync {
         const body = await res.text().catch(() => "");
         throw new Error(`${what}: HTTP ${res.status} ${body.slice(0, 500)}`);
       }
-      const hash = createHash("sha256");
-      let bytes = 0;
-      const tap = new Transform({
-        transform(chunk: Buffer, _enc, done) {
-          hash.update(chunk);
-          bytes += chunk.length;
-          done(null, chunk);
-        },
+      return Readable.fromWeb(res.body as WebReadableStream<Uint8Array>);
+    });
+  }
+
+  /** Streams a layer's tar through sha256 and `tar -x` into a staging directory beside its place, then renames it in. */
+  private async receive(
+    rel: string,
+    record: LayerRecord,
+    what: string,
+    open: () => Promise<Readable>,
+  ): Promise<void> {
+    const dest = this.abs(rel);
+    // beside the destination: the same filesystem, so the rename is atomic
+    await mkdir(path.dirname(dest), { recursive: true });
+    const staging = path.join(path.dirname(dest), `.fetch-${randomBytes(8).toString("hex")}`);
+    await mkdir(staging, { mode: 0o700 });
+    try {
+      const body = await open();
+      const tap = hashingTap();
+      await extract(body, tap.stream, staging).catch((err) => {
+        throw new Error(`${what}: the transfer broke after ${tap.result().bytes} bytes: ${reason(err)}`);
       });
-      await extract(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), tap, staging).catch(
-        (err) => {
-          throw new Error(`${what}: the transfer broke after ${bytes} bytes: ${reason(err)}`);
-        },
-      );
-      const digest = `sha256:${hash.digest("hex")}`;
+      const { digest, bytes } = tap.result();
       if (digest !== record.digest || bytes !== record.bytes) {
         throw new Error(
           `${what}: digest mismatch: received ${digest} (${bytes} bytes), the catalog has ${record.digest} (${record.bytes} bytes)`,
@@ -317,6 +366,38 @@ export class LayerSync {
       }
     }
   }
+}
+
+/** Where the shared store keeps a layer: `<hex digest>.tar`. */
+function archiveOf(sharedDir: string, record: LayerRecord): string {
+  return path.join(sharedDir, `${record.digest.replace(/^sha256:/, "")}.tar`);
+}
+
+const exists = (file: string) =>
+  stat(file).then(
+    () => true,
+    () => false,
+  );
+
+/** A stream that passes bytes on, hashing and counting them. */
+function hashingTap(): { stream: Transform; result(): { digest: string; bytes: number } } {
+  const hash = createHash("sha256");
+  let bytes = 0;
+  const stream = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      hash.update(chunk);
+      bytes += chunk.length;
+      done(null, chunk);
+    },
+  });
+  return { stream, result: () => ({ digest: `sha256:${hash.copy().digest("hex")}`, bytes }) };
+}
+
+/** Copies `from` to `to`, returning the sha256 and length of what passed. */
+async function hashed(from: Readable, to: NodeJS.WritableStream): Promise<{ digest: string; bytes: number }> {
+  const tap = hashingTap();
+  await pipeline(from, tap.stream, to);
+  return tap.result();
 }
 
 /** Feeds `body` through `tap` into `tar -x` in `dir`; fails on a broken stream or a failing tar. */

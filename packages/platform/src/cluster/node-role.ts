@@ -3,6 +3,8 @@
  * published for them, the bootstrap shared with them, the node-only routes, and its presence in
  * the catalog (node-agent.ts). platform.ts wires it in when `cluster` is configured.
  */
+
+import { readdir, rm } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -23,6 +25,8 @@ export interface ClusterNodeConfig {
   advertise: string;
   /** Sandboxes it takes at most; by default one per 64 MiB of the host's memory. */
   maxSandboxes?: number;
+  /** A directory every node mounts where layers are kept too, by digest (see LayerSync). */
+  layerStore?: string;
 }
 
 /** How long a node starting waits for another to hold the base image before building its own. */
@@ -60,7 +64,23 @@ export class NodeRole {
       secret: o.config.secret,
       log: o.log.child({ component: "layers" }),
       nodeUrl: async (id) => (await store.nodes.get(id))?.apiUrl,
+      ...(o.config.layerStore ? { sharedDir: o.config.layerStore } : {}),
     });
+  }
+
+  /**
+   * Removes what copies cut short by a crash left (`.fetch-*` beside where layers go). A node's
+   * data directory is its own, so everything of that name is a leftover.
+   */
+  async sweepFetches(): Promise<void> {
+    const dirs = [path.join(this.o.dataDir, "layers"), path.join(this.o.dataDir, "images")];
+    const images = await readdir(dirs[1]!, { withFileTypes: true }).catch(() => []);
+    dirs.push(...images.filter((e) => e.isDirectory()).map((e) => path.join(dirs[1]!, e.name)));
+    for (const dir of dirs) {
+      for (const name of await readdir(dir).catch(() => [] as string[])) {
+        if (name.startsWith(".fetch-")) await rm(path.join(dir, name), { recursive: true, force: true });
+      }
+    }
   }
 
   /** For the sandbox host: layers (absolute paths) under the data directory that are not here are fetched. */

@@ -50,14 +50,15 @@ function refusal(
 
 /**
  * Higher is better: a ready pool member (no boot) first, then the layers already there (no
- * fetch, worth two sandboxes per core of load), then the least loaded (sandboxes per core, then
- * free memory), which spreads work.
+ * fetch, worth two sandboxes per core of load), then the least loaded (sandboxes and load average per
+ * core, then free memory), which spreads work.
  */
 function score(node: ClusterNode, req: PlacementRequest, held: number, pendingCount: number): number {
   const c = node.capacity;
   const poolHit = req.buildId && (c.pool[req.buildId] ?? 0) > pendingCount ? 1 : 0;
   const layersHere = req.layers?.length ? held / req.layers.length : 0;
-  const load = (c.sandboxes + pendingCount) / Math.max(1, c.cpus);
+  // sandboxes per core, and how busy the cores are (the load average per core)
+  const load = (c.sandboxes + pendingCount + c.load) / Math.max(1, c.cpus);
   return poolHit * 1000 + layersHere * 20 - load * 10 + c.memoryFreeMB / 1e6;
 }
 

@@ -91,6 +91,11 @@ export class SandboxHost {
 
   constructor(private readonly o: SandboxHostOptions) {}
 
+  /** Makes sure these layers (absolute paths) are here (beyond one machine: fetched from another node). */
+  async ensureLayers(lowers: string[]): Promise<void> {
+    await this.o.ensureLayers?.(lowers);
+  }
+
   private limits(spec: Pick<BootSpec, "runtime" | "memoryMB">): SandboxLimits {
     return sandboxLimits(spec.runtime, { memoryMB: spec.memoryMB, processLimit: this.o.processLimit });
   }

@@ -232,6 +232,8 @@ export class Builder {
       const spec = runtimeSpecOf(parent);
       const layers = parent.layers;
       log.info(`FROM template ${job.base.name} (build ${parent.id})`, "base");
+      // beyond one machine, the parent may have been built on another node: its layers come here first
+      await this.o.host.ensureLayers(layers.map((l) => this.o.layers.abs(l)));
       const ctx = { user: spec.user, workdir: spec.workdir, envVars: spec.envVars };
       return {
         ...ctx,
