@@ -16,6 +16,13 @@ import type { ClusterNode, Store } from "../store/index.js";
 import { HEARTBEAT_MS } from "./node-agent.js";
 import { freshAfter, type Placement, type PlacementRequest, place } from "./placement.js";
 
+/** Response headers about one connection (RFC 9110 7.6.1): this hop's, not passed on. */
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "te", "upgrade", "trailer"]);
+
+function endToEnd(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP_BY_HOP.has(name)));
+}
+
 /** Memory a sandbox is counted with when its template says nothing (E2B's default). */
 const DEFAULT_MEMORY_MB = 512;
 const MAX_PLACED_BODY = 1024 * 1024;
@@ -25,11 +32,14 @@ export interface ApiRouterOptions {
   authenticate(apiKey: string): Promise<Team | undefined>;
   heartbeatTimeoutMs: number;
   log: Logger;
+  /** Each request answered: where it went (a Destination's `to`, or `here`) and its status. */
+  observeRoute?(to: string, status: number): void;
 }
 
 /** Where a request goes. */
 type Destination =
   | { to: "node"; nodeId: string }
+  | { to: "each"; byNode: Map<string, string[]> }
   | { to: "any" }
   | { to: "place"; kind: "sandbox" | "volume" | "build" }
   | { to: "lost"; sandboxId: string; reason?: string };
@@ -69,8 +79,20 @@ export function createApiRouter(o: ApiRouterOptions): {
     return nodes[turn++ % nodes.length]!;
   }
 
-  async function destination(method: string, path: string): Promise<Destination> {
-    if (path === "/sandboxes/metrics") return { to: "any" };
+  /** Several sandboxes' latest metrics: each node is asked for its own (their samples are there). */
+  async function metricsDestination(query: URLSearchParams): Promise<Destination> {
+    const ids = (query.get("sandbox_ids") ?? "").split(",").filter(Boolean);
+    const found = await store.sandboxes.nodesOf(ids);
+    const byNode = new Map<string, string[]>();
+    for (const [id, { nodeId, state }] of found) {
+      if (state === "running") byNode.set(nodeId, [...(byNode.get(nodeId) ?? []), id]);
+    }
+    // none running (or a bad request): any node answers it as it would
+    return byNode.size > 0 ? { to: "each", byNode } : { to: "any" };
+  }
+
+  async function destination(method: string, path: string, query: URLSearchParams): Promise<Destination> {
+    if (path === "/sandboxes/metrics") return metricsDestination(query);
     const sandbox = SANDBOX.exec(path);
     if (sandbox) {
       const id = decodeURIComponent(sandbox[1]!);
@@ -180,7 +202,7 @@ export function createApiRouter(o: ApiRouterOptions): {
         delete headers["transfer-encoding"];
       }
       const up = http.request(url, { method: req.method, headers, agent: agentFor(node) }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers));
         answer.pipe(res);
         answer.on("end", resolve);
         answer.on("error", () => {
@@ -210,12 +232,45 @@ export function createApiRouter(o: ApiRouterOptions): {
     });
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = new URL(req.url ?? "/", "http://api").pathname;
+  /** Asks each node for the metrics of its own sandboxes and answers with them all. */
+  async function gather(
+    req: IncomingMessage,
+    res: ServerResponse,
+    byNode: Map<string, string[]>,
+  ): Promise<void> {
+    const sandboxes: Record<string, unknown> = {};
+    for (const [nodeId, ids] of byNode) {
+      const node = await store.nodes.get(nodeId);
+      if (!node || node.state === "down") continue;
+      const url = new URL(
+        `/sandboxes/metrics?sandbox_ids=${ids.map(encodeURIComponent).join(",")}`,
+        node.apiUrl,
+      );
+      const answer = await fetch(url, {
+        headers: { "x-api-key": String(req.headers["x-api-key"] ?? "") },
+      }).catch(() => undefined);
+      if (!answer) continue; // a node that does not answer has no samples to give
+      const body = (await answer.json().catch(() => undefined)) as
+        | { sandboxes?: Record<string, unknown> }
+        | undefined;
+      // the first refusal (a bad key) is the answer, as one node would give it
+      if (!answer.ok)
+        return sendJson(res, answer.status, body ?? { code: answer.status, message: answer.statusText });
+      Object.assign(sandboxes, body?.sandboxes);
+    }
+    sendJson(res, 200, { sandboxes });
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse, seen: { to: string }): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://api");
+    const path = url.pathname;
     const method = req.method ?? "GET";
     if (path === "/health") return sendJson(res, 200, { status: "ok", role: "api" });
-    const dest = await destination(method, path);
+    const dest = await destination(method, path, url.searchParams);
+    seen.to = dest.to;
     switch (dest.to) {
+      case "each":
+        return gather(req, res, dest.byNode);
       case "any":
         return forward(req, res, await anyNode());
       case "node": {
@@ -242,7 +297,9 @@ export function createApiRouter(o: ApiRouterOptions): {
 
   return {
     handler(req, res) {
-      handle(req, res).catch((err: unknown) => {
+      const seen = { to: "here" };
+      res.on("finish", () => o.observeRoute?.(seen.to, res.statusCode));
+      handle(req, res, seen).catch((err: unknown) => {
         if (err instanceof DomainError) {
           const status = HTTP_STATUS[err.code];
           const headers: Record<string, string> =

@@ -7,10 +7,12 @@
 import http from "node:http";
 import { createAuthenticator } from "../api/authenticate.js";
 import type { Logger } from "../lib/log.js";
+import { withMetricsEndpoint } from "../observability/metrics-endpoint.js";
 import { createProxyServer } from "../proxy/index.js";
 import { openStore, type Store } from "../store/index.js";
 import { createApiRouter } from "./api-router.js";
 import { createCatalogResolver } from "./catalog-resolver.js";
+import { createClusterMetrics } from "./cluster-metrics.js";
 import { HEARTBEAT_MS } from "./node-agent.js";
 import { NodeMonitor } from "./node-monitor.js";
 
@@ -63,13 +65,19 @@ export async function startApiRole(
     log: log.child({ component: "node-monitor" }),
   });
   monitor.start();
+  const metrics = createClusterMetrics(store);
   const router = createApiRouter({
     store,
     authenticate: createAuthenticator(store, log),
     heartbeatTimeoutMs,
     log: log.child({ component: "api-router" }),
+    observeRoute: metrics.observeRoute,
   });
-  const server = http.createServer(router.handler);
+  const server = http.createServer(
+    withMetricsEndpoint(metrics.registry, router.handler, (err) =>
+      log.error({ err }, "metrics collection failed"),
+    ),
+  );
   server.keepAliveTimeout = 65_000;
   const port = await listen(server, config.port, config.host);
   log.info({ port }, "api ready");
