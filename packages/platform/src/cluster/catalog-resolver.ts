@@ -33,7 +33,7 @@ export function createCatalogResolver(o: {
     const sandbox = await store.sandboxes.get(id);
     if (!sandbox || sandbox.state === "killed") return undefined;
     if (sandbox.state === "lost")
-      return { state: "error", reason: sandbox.reason ?? "its node stopped answering" };
+      return { state: "lost", reason: sandbox.reason ?? "its node stopped answering" };
     const node = sandbox.nodeId ? await store.nodes.get(sandbox.nodeId) : undefined;
     if (!node) return { state: "error", reason: `its node ${sandbox.nodeId} is not part of the cluster` };
     const entry = new URL(node.trafficUrl);

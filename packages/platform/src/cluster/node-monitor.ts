@@ -30,23 +30,27 @@ export class NodeMonitor {
     this.running = true;
     const { store, log } = this.o;
     try {
-      for (const nodeId of await store.nodes.markSilentDown(freshAfter(this.o.heartbeatTimeoutMs))) {
-        const since = (await store.nodes.get(nodeId))?.heartbeatAt ?? "?";
-        const reason = `its node ${nodeId} stopped answering (last heard at ${since})`;
-        const lost = await store.sandboxes.markLost(nodeId, reason);
-        log.warn(
-          { nodeId, since, lost: lost.length },
-          "node marked down: its sandboxes are lost until it is back",
-        );
-        for (const sandboxId of lost) {
-          const sandbox = await store.sandboxes.get(sandboxId);
-          await store.events.record("sandbox.lost", {
-            ...(sandbox ? { teamId: sandbox.teamId } : {}),
-            sandboxId,
-            data: { nodeId, since },
-          });
+      // one transaction: a node is never down with its sandboxes still running in the catalog,
+      // and a heartbeat of the node waits for it, then finds it down and reconciles
+      const marked = await store.transaction(async (trx) => {
+        const down: { nodeId: string; since: string; lost: number }[] = [];
+        for (const nodeId of await trx.nodes.markSilentDown(freshAfter(this.o.heartbeatTimeoutMs))) {
+          const since = (await trx.nodes.get(nodeId))?.heartbeatAt ?? "?";
+          const reason = `its node ${nodeId} stopped answering (last heard at ${since})`;
+          const lost = await trx.sandboxes.markLost(nodeId, reason);
+          for (const sandboxId of lost) {
+            const sandbox = await trx.sandboxes.get(sandboxId);
+            await trx.events.record("sandbox.lost", {
+              ...(sandbox ? { teamId: sandbox.teamId } : {}),
+              sandboxId,
+              data: { nodeId, since },
+            });
+          }
+          down.push({ nodeId, since, lost: lost.length });
         }
-      }
+        return down;
+      });
+      for (const m of marked) log.warn(m, "node marked down: its sandboxes are lost until it is back");
     } catch (err) {
       log.error({ err }, "node check failed");
     } finally {

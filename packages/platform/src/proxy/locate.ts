@@ -10,6 +10,7 @@ import type { SandboxPools, Upstream } from "./exchanges.js";
 import {
   brokenReply,
   type ErrorReply,
+  lostReply,
   notRunning,
   resumeForbiddenReply,
   trafficTokenReply,
@@ -76,6 +77,7 @@ export class SandboxLocator {
       );
     }
     if (location?.state === "error") return brokenReply(sandboxID, location.reason);
+    if (location?.state === "lost") return lostReply(sandboxID, location.reason);
     if (!location) {
       // Gone without the orchestrator telling us: drop what is left of it.
       if (pools.has(sandboxID)) pools.cut(sandboxID);

@@ -59,6 +59,7 @@ export function newProxyMetrics(): ProxyMetrics {
       sandbox_paused: 0,
       resume_failed: 0,
       sandbox_broken: 0,
+      sandbox_lost: 0,
       forbidden: 0,
       resolver_failed: 0,
       port_closed: 0,

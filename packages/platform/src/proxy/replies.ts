@@ -65,6 +65,15 @@ export function brokenReply(sandboxID: string, reason: string): ErrorReply {
   );
 }
 
+/** 502 for a sandbox whose node stopped answering (beyond one machine): it may come back with its node. */
+export function lostReply(sandboxID: string, reason: string): ErrorReply {
+  return notRunning(
+    sandboxID,
+    "sandbox_lost",
+    `The sandbox ${sandboxID} is lost: ${reason}. It is back when its node is; kill it to forget it`,
+  );
+}
+
 /** 502 for a port of a running sandbox that refuses or cannot be reached. */
 export function upstreamErrorReply(target: ProxyTarget, err: NodeJS.ErrnoException): ErrorReply {
   const { sandboxID, port } = target;

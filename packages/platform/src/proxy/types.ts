@@ -23,7 +23,11 @@ export type SandboxLocation =
       autoResume: boolean;
       access?: SandboxAccess;
     }
-  | { state: "error" /** It stopped working by itself: why. */; reason: string };
+  | { state: "error" /** It stopped working by itself: why. */; reason: string }
+  | {
+      state: "lost" /** Beyond one machine: its node stopped answering (why, and since when). */;
+      reason: string;
+    };
 
 /**
  * The proxy's only view of the orchestrator. `resolve` runs on every request, so it should
@@ -50,6 +54,7 @@ export type ProxyErrorKind =
   | "sandbox_paused"
   | "resume_failed"
   | "sandbox_broken"
+  | "sandbox_lost"
   | "forbidden"
   | "resolver_failed"
   | "port_closed"

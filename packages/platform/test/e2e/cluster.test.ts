@@ -7,6 +7,7 @@
  * template built once starts on every node; a node's SIGKILL makes its sandboxes lost until it
  * is back; an api or a proxy killed leaves the other serving.
  */
+import http from "node:http";
 import { Sandbox, Template } from "e2b";
 import { type ClientOptions, waitFor, XCluster } from "../helpers/x-cluster.js";
 
@@ -22,6 +23,22 @@ async function detail(
   const res = await fetch(`${at.apiUrl}/sandboxes/${id}`, { headers: { "X-API-Key": at.apiKey } });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+/** GET `path` from `proxyUrl` with the Host header `host` (fetch would send the URL's). */
+function getByHost(proxyUrl: string, host: string, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(`${proxyUrl}${path}`, { headers: { host } }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (d: string) => {
+        body += d;
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+  });
 }
 
 /** A PTY in the sandbox: input sent, its echo and output read back. */
@@ -45,6 +62,8 @@ describe("a cluster of three nodes, two apis and two proxies on one machine", ()
     apis: 2,
     proxies: 2,
     nodeFlags: ["--runtime", "runc", "--pool-size", "1", "--dns-upstream", "none"],
+    // nodes 1 and 2 pick their ports (and must advertise those); node 3, restarted, keeps its own
+    nodePorts: ["zero", "zero", "fixed"],
   });
   const n2 = c.node("n2");
   const n3 = c.node("n3");
@@ -54,7 +73,7 @@ describe("a cluster of three nodes, two apis and two proxies on one machine", ()
   /** Sandboxes still to kill at the end (best effort: the nodes go anyway). */
   const made = new Set<string>();
   const create = async (at: ClientOptions, template?: string): Promise<Sandbox> => {
-    const opts = { ...at, timeoutMs: 600_000 };
+    const opts = { ...at, timeoutMs: 600_000, metadata: { suite: "cluster" } };
     const sandbox = template ? await Sandbox.create(template, opts) : await Sandbox.create(opts);
     made.add(sandbox.sandboxId);
     return sandbox;
@@ -64,31 +83,48 @@ describe("a cluster of three nodes, two apis and two proxies on one machine", ()
     made.delete(sandbox.sandboxId);
   };
 
-  beforeAll(async () => {
-    await c.start();
-    A = c.client(0, 0);
-    B = c.client(1, 1);
-  }, 300_000);
+  /** Whether anything failed: the processes' logs are kept then (see XCluster.cleanup). */
+  let failed = false;
+  const noting = (fn: () => Promise<void>) => async () => {
+    try {
+      await fn();
+    } catch (err) {
+      failed = true;
+      throw err;
+    }
+  };
+  const step = (name: string, fn: () => Promise<void>) => it(name, noting(fn));
+
+  beforeAll(
+    noting(async () => {
+      await c.start();
+      A = c.client(0, 0);
+      B = c.client(1, 1);
+    }),
+    300_000,
+  );
 
   afterAll(async () => {
-    // what the tests did not kill, through whichever api still answers
-    for (const id of made) {
-      for (const api of c.apis.filter((a) => !a.ended))
-        if (
-          await Sandbox.kill(id, { ...c.client(c.apis.indexOf(api), 0), requestTimeoutMs: 10_000 }).catch(
-            () => false,
-          )
-        )
-          break;
+    // what the tests did not kill, through an api still up (best effort: the nodes go anyway)
+    const api = c.apis.findIndex((a) => !a.ended);
+    if (api >= 0 && c.apiKey) {
+      const at = { ...c.client(api, 0), requestTimeoutMs: 10_000 };
+      await Promise.all([...made].map((id) => Sandbox.kill(id, at).catch(() => false)));
     }
-    await c.cleanup();
+    await c.cleanup({ keepLogs: failed });
   }, 120_000);
 
-  it("lists three ready nodes, at the addresses they listen on", async () => {
+  step("lists three ready nodes, at the addresses they listen on", async () => {
     const nodes = await c.listNodes();
     expect(nodes.map((n) => [n.id, n.state, n.apiUrl, n.trafficUrl])).toEqual(
       c.nodes.map((n) => [n.name, "ready", n.apiUrl, n.trafficUrl]),
     );
+    for (const n of nodes) {
+      // really there: the node API (its node-only routes want the cluster secret) and its proxy
+      const layers = await fetch(`${n.apiUrl}/node/layers?path=${encodeURIComponent(c.baseLayer)}`);
+      expect(layers.status).toBe(401);
+      expect((await fetch(`${n.trafficUrl}/`)).status).toBe(400);
+    }
     // nodes 2 and 3 copied the base image from node 1, with its digest checked
     for (const n of [n2, n3])
       expect(n.output).toMatch(new RegExp(`"layer":"${c.baseLayer}","from":"n1".*"msg":"layer fetched"`));
@@ -99,12 +135,14 @@ describe("a cluster of three nodes, two apis and two proxies on one machine", ()
     expect(holders.map((h) => h.node_id)).toEqual(["n1", "n2", "n3"]);
   });
 
-  it("spreads creates over every node; commands, files and a PTY work through the proxy", async () => {
+  step("spreads creates over every node; commands, files and a PTY work through the proxy", async () => {
     const sandboxes = await Promise.all(Array.from({ length: 6 }, () => create(A)));
     const where = await Promise.all(sandboxes.map((s) => c.nodeOf(s.sandboxId)));
     expect(new Set(where)).toEqual(new Set(["n1", "n2", "n3"]));
-    // the api says the same as the catalog (clientID is the node)
+    // the api says the same as the catalog (clientID is the node), and lists them all, wherever
     expect((await detail(A, sandboxes[0]!.sandboxId)).body.clientID).toBe(where[0]);
+    const listed = await Sandbox.list({ ...B, query: { metadata: { suite: "cluster" } } }).nextItems();
+    expect(listed.map((s) => s.sandboxId).sort()).toEqual(sandboxes.map((s) => s.sandboxId).sort());
 
     await Promise.all(
       sandboxes.map(async (sandbox, i) => {
@@ -118,60 +156,81 @@ describe("a cluster of three nodes, two apis and two proxies on one machine", ()
         const pty = await ptyRoundTrip(sandbox);
         expect(pty).toContain("pty-42");
         expect(pty).toMatch(/\/dev\/pts\/\d+/);
+        // a signed URL names no sandbox: the proxy finds it by the token that signed it
+        const download = await fetch(await sandbox.downloadUrl("/home/user/where.txt"));
+        expect(download.status).toBe(200);
+        expect(await download.text()).toBe(`sandbox ${i} on ${where[i]}`);
       }),
     );
+
+    // a port of a sandbox by its host name, {port}-{id}.{domain}, through the other proxy
+    const [web] = sandboxes;
+    await web!.files.write("/home/user/site/index.html", "served from a sandbox");
+    await web!.commands.run("cd /home/user/site && python3 -m http.server 8080", {
+      background: true,
+      timeoutMs: 0,
+    });
+    const page = await waitFor(
+      () => getByHost(B.sandboxUrl, `8080-${web!.sandboxId}.${c.domain}`, "/index.html"),
+      (r) => r.status === 200,
+      10_000,
+    );
+    expect(page).toEqual({ status: 200, body: "served from a sandbox" });
 
     for (const sandbox of sandboxes) await kill(sandbox);
     for (const sandbox of sandboxes) expect(await sandbox.isRunning()).toBe(false);
   });
 
-  it("pauses, resumes, forks and snapshots a sandbox on node 2 through the other api and proxy", async () => {
-    await c.only("n2");
-    try {
-      const created = await create(A);
-      const id = created.sandboxId;
-      expect(await c.nodeOf(id)).toBe("n2");
-      await created.files.write("/home/user/state.txt", "before the pause");
-      await created.commands.run("sleep 3600", { background: true, timeoutMs: 0 });
+  step(
+    "pauses, resumes, forks and snapshots a sandbox on node 2 through the other api and proxy",
+    async () => {
+      await c.only("n2");
+      try {
+        const created = await create(A);
+        const id = created.sandboxId;
+        expect(await c.nodeOf(id)).toBe("n2");
+        await created.files.write("/home/user/state.txt", "before the pause");
+        await created.commands.run("sleep 3600", { background: true, timeoutMs: 0 });
 
-      // every follow-up through api B and proxy B
-      const viaB = await Sandbox.connect(id, B);
-      expect(await viaB.pause()).toBe(true);
-      expect((await Sandbox.getInfo(id, B)).state).toBe("paused");
-      const resumed = await Sandbox.connect(id, B);
-      expect((await Sandbox.getInfo(id, B)).state).toBe("running");
-      expect(await resumed.files.read("/home/user/state.txt")).toBe("before the pause");
-      // a frozen pause keeps processes
-      expect((await resumed.commands.run("pgrep -x sleep")).stdout).toMatch(/^\d+\n$/);
+        // every follow-up through api B and proxy B
+        const viaB = await Sandbox.connect(id, B);
+        expect(await viaB.pause()).toBe(true);
+        expect((await Sandbox.getInfo(id, B)).state).toBe("paused");
+        const resumed = await Sandbox.connect(id, B);
+        expect((await Sandbox.getInfo(id, B)).state).toBe("running");
+        expect(await resumed.files.read("/home/user/state.txt")).toBe("before the pause");
+        // a frozen pause keeps processes
+        expect((await resumed.commands.run("pgrep -x sleep")).stdout).toMatch(/^\d+\n$/);
 
-      const forks = await resumed.fork({ count: 1, timeoutMs: 300_000 });
-      expect(forks).toHaveLength(1);
-      const fork = forks[0]!;
-      if (!(fork instanceof Sandbox)) throw fork;
-      made.add(fork.sandboxId);
-      expect(await c.nodeOf(fork.sandboxId)).toBe("n2");
-      expect(await fork.files.read("/home/user/state.txt")).toBe("before the pause");
-      await kill(fork);
+        const forks = await resumed.fork({ count: 1, timeoutMs: 300_000 });
+        expect(forks).toHaveLength(1);
+        const fork = forks[0]!;
+        if (!(fork instanceof Sandbox)) throw fork;
+        made.add(fork.sandboxId);
+        expect(await c.nodeOf(fork.sandboxId)).toBe("n2");
+        expect(await fork.files.read("/home/user/state.txt")).toBe("before the pause");
+        await kill(fork);
 
-      await resumed.files.write("/home/user/state.txt", "in the snapshot");
-      const snapshot = await resumed.createSnapshot();
-      expect(snapshot.snapshotId).toMatch(/:default$/);
-      expect(await resumed.isRunning()).toBe(true);
+        await resumed.files.write("/home/user/state.txt", "in the snapshot");
+        const snapshot = await resumed.createSnapshot();
+        expect(snapshot.snapshotId).toMatch(/:default$/);
+        expect(await resumed.isRunning()).toBe(true);
 
-      // a sandbox from the snapshot on node 3: its layers come from node 2
-      await c.only("n3");
-      const fromSnapshot = await create(B, snapshot.snapshotId);
-      expect(await c.nodeOf(fromSnapshot.sandboxId)).toBe("n3");
-      expect(await fromSnapshot.files.read("/home/user/state.txt")).toBe("in the snapshot");
-      expect(n3.output).toMatch(/"from":"n2".*"msg":"layer fetched"/);
-      await kill(fromSnapshot);
-      await kill(resumed);
-    } finally {
-      await c.undrainAll();
-    }
-  });
+        // a sandbox from the snapshot on node 3: its layers come from node 2
+        await c.only("n3");
+        const fromSnapshot = await create(B, snapshot.snapshotId);
+        expect(await c.nodeOf(fromSnapshot.sandboxId)).toBe("n3");
+        expect(await fromSnapshot.files.read("/home/user/state.txt")).toBe("in the snapshot");
+        expect(n3.output).toMatch(/"from":"n2".*"msg":"layer fetched"/);
+        await kill(fromSnapshot);
+        await kill(resumed);
+      } finally {
+        await c.undrainAll();
+      }
+    },
+  );
 
-  it("starts a template built through api A on every node, each with the build's file", async () => {
+  step("starts a template built through api A on every node, each with the build's file", async () => {
     const built = await Template.build(
       Template().fromTemplate("base").runCmd("echo built in the cluster > /home/user/built.txt"),
       "cluster-built",
@@ -191,74 +250,92 @@ describe("a cluster of three nodes, two apis and two proxies on one machine", ()
     }
   });
 
-  it("marks a SIGKILLed node down and its sandbox lost, and has it back when the node starts again", async () => {
-    await c.only("n3");
-    const sandbox = await create(A).finally(() => c.undrainAll());
-    const id = sandbox.sandboxId;
-    expect(await c.nodeOf(id)).toBe("n3");
-    await sandbox.files.write("/home/user/kept.txt", "kept through its node's crash");
+  step(
+    "marks a SIGKILLed node down and its sandbox lost, and has it back when the node starts again",
+    async () => {
+      await c.only("n3");
+      const sandbox = await create(A).finally(() => c.undrainAll());
+      const id = sandbox.sandboxId;
+      expect(await c.nodeOf(id)).toBe("n3");
+      await sandbox.files.write("/home/user/kept.txt", "kept through its node's crash");
 
-    await n3.kill("SIGKILL");
-    const killedAt = Date.now();
-    const state = await waitFor(
-      () => stateOf(c, "n3"),
-      (s) => s === "down",
-      10_000,
-    );
-    expect(state).toBe("down");
-    const downAfter = Date.now() - killedAt;
-    expect(downAfter).toBeLessThanOrEqual(10_000);
+      await n3.kill("SIGKILL");
+      const killedAt = Date.now();
+      const state = await waitFor(
+        () => stateOf(c, "n3"),
+        (s) => s === "down",
+        10_000,
+      );
+      expect(state).toBe("down");
+      const downAfter = Date.now() - killedAt;
+      expect(downAfter).toBeLessThanOrEqual(10_000);
 
-    expect((await Sandbox.getInfo(id, A)).state).toBe("lost");
-    const shown = await detail(A, id);
-    expect(shown.body).toMatchObject({ state: "lost", clientID: "n3" });
-    expect(shown.body.reason).toMatch(/node n3 stopped answering/);
-    // connecting is refused as unavailable (503), saying why
-    const refused = await Sandbox.connect(id, A).catch((err: Error & { statusCode?: number }) => err);
-    expect(refused).toBeInstanceOf(Error);
-    expect((refused as { statusCode?: number }).statusCode).toBe(503);
-    expect((refused as Error).message).toMatch(
-      new RegExp(`sandbox ${id} is lost: its node n3 stopped answering`),
-    );
+      expect((await Sandbox.getInfo(id, A)).state).toBe("lost");
+      const shown = await detail(A, id);
+      expect(shown.body).toMatchObject({ state: "lost", clientID: "n3" });
+      expect(shown.body.reason).toMatch(/node n3 stopped answering/);
+      // its traffic is refused by the proxy as not running (what e2b's isRunning reads), naming its node
+      expect(await sandbox.isRunning()).toBe(false);
+      const traffic = await fetch(`${A.sandboxUrl}/health`, {
+        headers: { "E2b-Sandbox-Id": id, "E2b-Sandbox-Port": "49983" },
+      });
+      expect(traffic.status).toBe(502);
+      const refusal = ((await traffic.json()) as { message: string }).message;
+      expect(refusal).toMatch(/is lost: its node n3 stopped answering/);
+      expect(refusal).toMatch(/back when its node is/);
+      // connecting is refused as unavailable (503), saying why
+      const refused = await Sandbox.connect(id, A).catch((err: Error & { statusCode?: number }) => err);
+      expect(refused).toBeInstanceOf(Error);
+      expect((refused as { statusCode?: number }).statusCode).toBe(503);
+      expect((refused as Error).message).toMatch(
+        new RegExp(`sandbox ${id} is lost: its node n3 stopped answering`),
+      );
 
-    // creates go on, elsewhere
-    const another = await create(A);
-    expect(["n1", "n2"]).toContain(await c.nodeOf(another.sandboxId));
-    expect((await another.commands.run("echo still creating")).stdout).toBe("still creating\n");
-    await kill(another);
+      // creates go on, elsewhere
+      const another = await create(A);
+      expect(["n1", "n2"]).toContain(await c.nodeOf(another.sandboxId));
+      expect((await another.commands.run("echo still creating")).stdout).toBe("still creating\n");
+      await kill(another);
 
-    // the node starts again with the same flags: its sandbox is running again
-    const restartedAt = Date.now();
-    await n3.start(60_000);
-    const back = await waitFor(
-      async () => (await Sandbox.getInfo(id, A)).state,
-      (s) => s === "running",
-      15_000,
-    );
-    if (back !== "running") throw new Error(`sandbox ${id} is ${back} after n3's restart:\n${n3.tail()}`);
-    expect(Date.now() - restartedAt).toBeLessThan(30_000);
-    expect(await stateOf(c, "n3")).toBe("ready");
-    const again = await Sandbox.connect(id, A);
-    expect((await again.commands.run("cat /home/user/kept.txt")).stdout).toBe(
-      "kept through its node's crash",
-    );
-    await kill(again);
-  });
+      // the node starts again with the same flags: its sandbox is running again
+      const restartedAt = Date.now();
+      await n3.start(60_000);
+      const back = await waitFor(
+        async () => (await Sandbox.getInfo(id, A)).state,
+        (s) => s === "running",
+        15_000,
+      );
+      if (back !== "running") throw new Error(`sandbox ${id} is ${back} after n3's restart:\n${n3.tail()}`);
+      expect(Date.now() - restartedAt).toBeLessThan(20_000);
+      expect(await stateOf(c, "n3")).toBe("ready");
+      // the proxy forgot what it knew of the lost sandbox: its first handle works again as it was
+      expect(await sandbox.isRunning()).toBe(true);
+      expect((await sandbox.commands.run("echo back")).stdout).toBe("back\n");
+      const again = await Sandbox.connect(id, A);
+      expect((await again.commands.run("cat /home/user/kept.txt")).stdout).toBe(
+        "kept through its node's crash",
+      );
+      await kill(again);
+    },
+  );
 
-  it("keeps serving through api B when api A is SIGKILLed, and through proxy B when proxy A is", async () => {
-    const [apiA] = c.apis;
-    const [proxyA] = c.proxies;
-    await apiA!.kill("SIGKILL");
-    await expect(fetch(`${A.apiUrl}/health`)).rejects.toThrow();
-    const sandbox = await create({ ...B, sandboxUrl: A.sandboxUrl });
-    expect((await sandbox.commands.run("echo through api B")).stdout).toBe("through api B\n");
+  step(
+    "keeps serving through api B when api A is SIGKILLed, and through proxy B when proxy A is",
+    async () => {
+      const [apiA] = c.apis;
+      const [proxyA] = c.proxies;
+      await apiA!.kill("SIGKILL");
+      await expect(fetch(`${A.apiUrl}/health`)).rejects.toThrow();
+      const sandbox = await create({ ...B, sandboxUrl: A.sandboxUrl });
+      expect((await sandbox.commands.run("echo through api B")).stdout).toBe("through api B\n");
 
-    await proxyA!.kill("SIGKILL");
-    await expect(fetch(`${A.sandboxUrl}/`)).rejects.toThrow();
-    const viaB = await Sandbox.connect(sandbox.sandboxId, B);
-    expect((await viaB.commands.run("echo through proxy B")).stdout).toBe("through proxy B\n");
-    await viaB.files.write("/home/user/b.txt", "b");
-    expect(await viaB.files.read("/home/user/b.txt")).toBe("b");
-    await kill(viaB);
-  });
+      await proxyA!.kill("SIGKILL");
+      await expect(fetch(`${A.sandboxUrl}/`)).rejects.toThrow();
+      const viaB = await Sandbox.connect(sandbox.sandboxId, B);
+      expect((await viaB.commands.run("echo through proxy B")).stdout).toBe("through proxy B\n");
+      await viaB.files.write("/home/user/b.txt", "b");
+      expect(await viaB.files.read("/home/user/b.txt")).toBe("b");
+      await kill(viaB);
+    },
+  );
 });

@@ -14,6 +14,7 @@ import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_pro
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { ensureBaseImage } from "../../src/rootfs/base-image.js";
@@ -147,6 +148,11 @@ export class XProcess {
 export interface NodeOptions {
   name: string;
   host: string;
+  /**
+   * `fixed`: free ports chosen once and passed on every start (a restart comes back on them);
+   * `zero`: `--port 0 --proxy-port 0`, the node picks and advertises what it bound.
+   */
+  ports: "fixed" | "zero";
   /** Flags after those the cluster sets (e.g. --runtime, --pool-size). */
   extra: string[];
 }
@@ -158,6 +164,8 @@ export class XNode extends XProcess {
   readonly cidr: string;
   readonly name: string;
   readonly host: string;
+  readonly ports: "fixed" | "zero";
+  /** The ports it listens on (from its ready line when it picks them). */
   apiPort = 0;
   proxyPort = 0;
 
@@ -172,9 +180,9 @@ export class XNode extends XProcess {
         "--host",
         o.host,
         "--port",
-        String(this.apiPort),
+        o.ports === "fixed" ? String(this.apiPort) : "0",
         "--proxy-port",
-        String(this.proxyPort),
+        o.ports === "fixed" ? String(this.proxyPort) : "0",
         "--data-dir",
         this.dataDir,
         "--network-prefix",
@@ -193,6 +201,7 @@ export class XNode extends XProcess {
     );
     this.name = o.name;
     this.host = o.host;
+    this.ports = o.ports;
     this.prefix = network.prefix;
     this.cidr = network.cidr;
   }
@@ -205,15 +214,22 @@ export class XNode extends XProcess {
     return `http://${this.host}:${this.proxyPort}`;
   }
 
-  /** Starts (or starts again, on the same ports and data) and checks what it says it listens on. */
+  /** Starts (or starts again, with the same flags and data) and checks what it says it listens on. */
   override async start(timeoutMs: number): Promise<RegExpExecArray> {
-    // fixed ports, chosen once: a restart uses the same flags
-    if (!this.apiPort) this.apiPort = await freePortOn(this.host);
-    if (!this.proxyPort) this.proxyPort = await freePortOn(this.host);
+    if (this.ports === "fixed") {
+      // chosen once: a restart uses the same flags
+      if (!this.apiPort) this.apiPort = await freePortOn(this.host);
+      if (!this.proxyPort) this.proxyPort = await freePortOn(this.host);
+    }
     const ready = await super.start(timeoutMs);
+    if (this.ports === "zero") {
+      this.apiPort = Number(ready[2]);
+      this.proxyPort = Number(ready[4]);
+    }
     const said = `${ready[1]}:${ready[2]} ${ready[3]}:${ready[4]}`;
     const meant = `${this.host}:${this.apiPort} ${this.host}:${this.proxyPort}`;
-    if (said !== meant) throw new Error(`${this.name} says it listens on ${said}, not ${meant}`);
+    if (said !== meant || !this.apiPort || !this.proxyPort)
+      throw new Error(`${this.name} says it listens on ${said}, not ${meant}`);
     return ready;
   }
 
@@ -257,6 +273,8 @@ export interface ClusterOptions {
   proxies: number;
   /** Flags every node gets besides the cluster's own. */
   nodeFlags: string[];
+  /** How each node gets its ports (see NodeOptions), by index; `fixed` when not given. */
+  nodePorts?: Array<"fixed" | "zero">;
   /** Flags every api gets (e.g. --node-timeout). */
   apiFlags?: string[];
   domain?: string;
@@ -286,7 +304,13 @@ export class XCluster {
     const cluster = { databaseUrl: () => this.postgres.url, secret: this.secret, domain: this.domain };
     this.nodes = Array.from(
       { length: o.nodes },
-      (_, i) => new XNode(cluster, { name: `n${i + 1}`, host: `127.0.1.${i + 1}`, extra: o.nodeFlags }),
+      (_, i) =>
+        new XNode(cluster, {
+          name: `n${i + 1}`,
+          host: `127.0.1.${i + 1}`,
+          ports: o.nodePorts?.[i] ?? "fixed",
+          extra: o.nodeFlags,
+        }),
     );
     this.apis = Array.from(
       { length: o.apis },
@@ -425,8 +449,15 @@ export class XCluster {
    * left on the host (sandboxes, network namespaces, links, firewall tables, mounts), the
    * catalog's PostgreSQL and the data dirs.
    */
-  async cleanup(): Promise<void> {
-    if (process.env.X_CLUSTER_LOG_DIR) this.saveLogs(process.env.X_CLUSTER_LOG_DIR);
+  async cleanup(opts: { keepLogs?: boolean } = {}): Promise<void> {
+    // kept when asked (X_CLUSTER_LOG_DIR) or when something failed, before anything is killed
+    const logDir =
+      process.env.X_CLUSTER_LOG_DIR ??
+      (opts.keepLogs ? mkdtempSync(path.join(os.tmpdir(), "x-cluster-logs-")) : "");
+    if (logDir) {
+      this.saveLogs(logDir);
+      process.stderr.write(`x-cluster: the processes' logs are in ${logDir}\n`);
+    }
     await Promise.all(this.processes.map((p) => p.close().catch(() => undefined)));
     await this.catalog?.end().catch(() => undefined);
     const dataDirs = this.nodes.map((n) => n.dataDir);

@@ -189,7 +189,7 @@ test("the proxies' cache drops a sandbox when the catalog announces its change",
     expect(await resolver.resolve(id)).toEqual({ state: "running", address: "n2", relayPort: 3002 });
     await store.sandboxes.markLost("n2", "its node n2 stopped answering");
     await new Promise((r) => setTimeout(r, 200));
-    expect(await resolver.resolve(id)).toEqual({ state: "error", reason: "its node n2 stopped answering" });
+    expect(await resolver.resolve(id)).toEqual({ state: "lost", reason: "its node n2 stopped answering" });
   } finally {
     await listener.end();
     await resolver.close();
