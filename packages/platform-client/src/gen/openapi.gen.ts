@@ -137,6 +137,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -290,6 +293,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -395,6 +401,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -437,6 +446,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -465,6 +477,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -766,6 +781,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -811,6 +829,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -880,6 +901,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -948,6 +972,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -1042,6 +1069,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -1154,6 +1184,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -1223,6 +1256,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -1278,6 +1314,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           },
           "507": {
             "$ref": "#/components/responses/InsufficientStorage"
@@ -1349,6 +1388,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -1383,6 +1425,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -1425,6 +1470,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           },
           "507": {
             "$ref": "#/components/responses/InsufficientStorage"
@@ -1469,6 +1517,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -1500,6 +1551,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -1546,6 +1600,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -1592,6 +1649,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -1621,6 +1681,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -1683,6 +1746,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -1738,6 +1804,9 @@ export const openapiDocument: Record<string, unknown> = {
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "507": {
             "$ref": "#/components/responses/VolumeFull"
           }
@@ -1787,6 +1856,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -1853,6 +1925,9 @@ export const openapiDocument: Record<string, unknown> = {
           "500": {
             "$ref": "#/components/responses/InternalError"
           },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          },
           "507": {
             "$ref": "#/components/responses/VolumeFull"
           }
@@ -1898,6 +1973,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -1954,6 +2032,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -2005,6 +2086,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -2056,6 +2140,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -2106,6 +2193,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -2147,6 +2237,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -2205,6 +2298,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -2240,6 +2336,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -2289,6 +2388,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -2344,6 +2446,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -2391,6 +2496,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -2439,6 +2547,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -2509,6 +2620,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -2563,6 +2677,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -2647,6 +2764,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -2747,6 +2867,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -2786,6 +2909,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -2833,6 +2959,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -2879,6 +3008,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "500": {
             "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -3214,7 +3346,7 @@ export const openapiDocument: Record<string, unknown> = {
         }
       },
       "ServiceUnavailable": {
-        "description": "No capacity right now; nothing was changed and the call can be retried. The client raises `ServiceBusyError`.",
+        "description": "No capacity right now, or (beyond one machine) no node to answer: the sandbox's node stopped\nanswering (the sandbox is `lost`) or no node of the cluster is up. Nothing was changed and\nthe call can be retried (`Retry-After`). The client raises `ServiceBusyError`.\n",
         "content": {
           "application/json": {
             "schema": {
