@@ -23,6 +23,7 @@ export const bench = {
     held: {},
     api: {},
     tti: {},
+    cluster: {},
     errors: [],
     notes: [],
   },

@@ -508,6 +508,30 @@ export function markdown(meta) {
         pct(v.perSecond, f.http32Clients?.perSecond),
       ]);
   }
+  const C = results.cluster;
+  if (C && Object.keys(C).length) {
+    L.push(
+      "",
+      "## Beyond one machine: the cluster's front (public e2b client)",
+      "",
+      "One node (runc, warm pool) with an `x api` and an `x proxy` on a PostgreSQL catalog, all in this process. The same client calls go straight to the node (its own API and proxy, as `x serve` serves them) and through the api and the proxy, alternating: the difference is the hop and the catalog lookups.",
+      "",
+      "| call | straight to the node, p50 / p95 | through api + proxy, p50 / p95 | added at p50 |",
+      "|---|---|---|---|",
+    );
+    const pair = (name, x) =>
+      x &&
+      row([
+        name,
+        `${fmt(x.direct.p50)} / ${fmt(x.direct.p95)} ms`,
+        `${fmt(x.cluster.p50)} / ${fmt(x.cluster.p95)} ms`,
+        `${fmt(x.cluster.p50 - x.direct.p50)} ms`,
+      ]);
+    pair(`create → first run("true"), pooled (${C.create?.direct.n ?? 0} each)`, C.create);
+    pair(`run("true") (${C.run?.direct.n ?? 0} each)`, C.run);
+    pair(`getInfo (${C.getInfo?.direct.n ?? 0} each)`, C.getInfo);
+  }
+
   L.push("", "## Notes", "");
   for (const n of results.notes) L.push(`- ${n}`);
   for (const e of results.errors) L.push(`- **${e.scenario}**: ${e.error}`);

@@ -65,7 +65,7 @@ function parseArgs(argv) {
   if (!Number.isInteger(o.pool)) fail("--pool takes an integer ≥ 1");
   for (const rt of o.runtimes) if (rt !== "runsc" && rt !== "runc") fail(`unknown runtime ${rt}`);
   for (const part of o.only ?? [])
-    if (!["tti", "pool", "cold", "held"].includes(part)) fail(`unknown part ${part}`);
+    if (!["tti", "pool", "cold", "held", "cluster"].includes(part)) fail(`unknown part ${part}`);
   return o;
 }
 
@@ -102,6 +102,7 @@ const { runtimeScenarios } = await import("./scenarios/runtime.mjs");
 const { pooledScenarios } = await import("./scenarios/pooled.mjs");
 const { heldScenario } = await import("./scenarios/held.mjs");
 const { ttiScenarios } = await import("./scenarios/tti.mjs");
+const { clusterScenarios } = await import("./scenarios/cluster.mjs");
 const { markdown, TARGETS, targetRows } = await import("./report.mjs");
 const { linePlot } = await import("./png.mjs");
 const { results } = bench;
@@ -164,6 +165,7 @@ async function main() {
   // Phase weights: each phase gets its weight's share of the time then left (see phases()). The
   // held sandboxes come last, as they use whatever is left; the warm pool platform comes first,
   // then the one without (both are never up at once).
+  const clusterDir = wanted("cluster") ? await prepareDataDir("data-cluster") : undefined;
   const poolDir = await prepareDataDir("data-pool");
   const coldDir = await prepareDataDir("data-cold");
   let cold;
@@ -173,6 +175,10 @@ async function main() {
         wanted("tti") ? (rt === "runsc" ? 3 : 1.5) : 0,
         () => (wanted("tti") ? ttiScenarios(ttiDirs[rt], rt, opts.tti) : undefined),
       ]),
+      [
+        wanted("cluster") ? 0.8 : 0,
+        () => (clusterDir ? clusterScenarios(clusterDir, { runs: opts.runs }) : undefined),
+      ],
       [
         wanted("pool") ? 1.2 * nrt : 0,
         async () => {

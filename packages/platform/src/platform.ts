@@ -7,6 +7,7 @@ import { createApi } from "./api/index.js";
 import { NodeRole } from "./cluster/node-role.js";
 import { requirePostgres } from "./cluster/roles.js";
 import { type PlatformConfig, warmPoolMax } from "./config.js";
+import { listen } from "./lib/http.js";
 import { createLogger, type Logger } from "./lib/log.js";
 import type { Team } from "./model/team.js";
 import { hostResolvers, parseUpstream } from "./network/dns-forwarder.js";
@@ -77,17 +78,6 @@ export interface PlatformHooks {
   log?: Logger;
   /** Progress of the base image build (minutes, on first start); logged by phase when unset. */
   onBaseImageProgress?(p: ImageBuildProgress): void;
-}
-
-function listen(server: http.Server, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      const address = server.address();
-      resolve(typeof address === "object" && address ? address.port : port);
-    });
-  });
 }
 
 /**

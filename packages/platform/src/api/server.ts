@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { readBody } from "../lib/http.js";
 import type { Logger } from "../lib/log.js";
-import { invalid, tooLarge, unauthenticated } from "../model/errors.js";
+import { invalid, unauthenticated } from "../model/errors.js";
 import type { Team } from "../model/team.js";
 import { httpErrorOf } from "./errors.js";
 import type { AnyHandler, ApiRequest, Handlers } from "./handler.js";
@@ -16,30 +17,14 @@ export interface ApiServerOptions {
 
 const MAX_JSON_BODY = 10 * 1024 * 1024;
 
-function readJson(req: IncomingMessage): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_JSON_BODY) {
-        reject(tooLarge(`request body larger than ${MAX_JSON_BODY} bytes`));
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on("error", reject);
-    req.on("end", () => {
-      const text = Buffer.concat(chunks).toString("utf8");
-      if (text.trim() === "") return resolve(undefined);
-      try {
-        resolve(JSON.parse(text));
-      } catch {
-        reject(invalid("request body is not valid JSON"));
-      }
-    });
-  });
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const text = (await readBody(req, MAX_JSON_BODY)).toString("utf8");
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalid("request body is not valid JSON");
+  }
 }
 
 export function sendJson(

@@ -7,6 +7,7 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import { sendError, sendJson } from "../api/server.js";
+import { readBody } from "../lib/http.js";
 import type { Logger } from "../lib/log.js";
 import { DomainError, HTTP_STATUS } from "../model/errors.js";
 import { lostSandbox } from "../model/sandbox.js";
@@ -168,22 +169,6 @@ export function createApiRouter(o: ApiRouterOptions): {
     return request;
   }
 
-  function readBody(req: IncomingMessage): Promise<Buffer> {
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      req.on("data", (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_PLACED_BODY) {
-          reject(new DomainError("too_large", `request body larger than ${MAX_PLACED_BODY} bytes`));
-          req.destroy();
-        } else chunks.push(chunk);
-      });
-      req.on("end", () => resolve(Buffer.concat(chunks)));
-      req.on("error", reject);
-    });
-  }
-
   /** Sends the request to the node and its answer back; `body` when it was read here already. */
   function forward(
     req: IncomingMessage,
@@ -281,7 +266,7 @@ export function createApiRouter(o: ApiRouterOptions): {
       case "lost":
         throw lostSandbox({ id: dest.sandboxId, ...(dest.reason ? { reason: dest.reason } : {}) });
       case "place": {
-        const body = await readBody(req);
+        const body = await readBody(req, MAX_PLACED_BODY);
         const request = dest.kind === "sandbox" ? await sandboxRequest(req, body) : { memoryMB: 0 };
         const placement: Placement = await place(store, request, o.heartbeatTimeoutMs);
         try {

@@ -6,6 +6,7 @@
  */
 import http from "node:http";
 import { createAuthenticator } from "../api/authenticate.js";
+import { listen } from "../lib/http.js";
 import type { Logger } from "../lib/log.js";
 import { withMetricsEndpoint } from "../observability/metrics-endpoint.js";
 import { createProxyServer } from "../proxy/index.js";
@@ -35,17 +36,6 @@ export function requirePostgres(databaseUrl: string | undefined, role: string): 
     throw new Error(`x ${role} needs the cluster's PostgreSQL catalog: --database-url postgres://…`);
   }
   return databaseUrl;
-}
-
-function listen(server: http.Server, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      const address = server.address();
-      resolve(typeof address === "object" && address ? address.port : port);
-    });
-  });
 }
 
 async function catalog(config: RoleConfig, role: string): Promise<Store> {

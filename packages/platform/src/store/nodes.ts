@@ -55,27 +55,21 @@ export class NodeStore {
     capacity: NodeCapacity;
   }): Promise<void> {
     const now = nowIso();
+    const fields = {
+      api_url: n.apiUrl,
+      traffic_url: n.trafficUrl,
+      started_at: now,
+      heartbeat_at: now,
+      down_at: null,
+      capacity: JSON.stringify(n.capacity),
+    };
     await this.db
       .insertInto("nodes")
-      .values({
-        id: n.id,
-        state: "ready",
-        api_url: n.apiUrl,
-        traffic_url: n.trafficUrl,
-        started_at: now,
-        heartbeat_at: now,
-        down_at: null,
-        capacity: JSON.stringify(n.capacity),
-      })
+      .values({ id: n.id, state: "ready", ...fields })
       .onConflict((oc) =>
         oc.column("id").doUpdateSet({
           state: sql`case when nodes.state = 'draining' then 'draining' else 'ready' end`,
-          api_url: n.apiUrl,
-          traffic_url: n.trafficUrl,
-          started_at: now,
-          heartbeat_at: now,
-          down_at: null,
-          capacity: JSON.stringify(n.capacity),
+          ...fields,
         }),
       )
       .execute();
