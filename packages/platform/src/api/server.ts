@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { readBody } from "../lib/http.js";
 import type { Logger } from "../lib/log.js";
-import { invalid, unauthenticated } from "../model/errors.js";
+import { invalid, tooLarge, unauthenticated } from "../model/errors.js";
 import type { Team } from "../model/team.js";
 import { httpErrorOf } from "./errors.js";
 import type { AnyHandler, ApiRequest, Handlers } from "./handler.js";
@@ -16,6 +15,25 @@ export interface ApiServerOptions {
 }
 
 const MAX_JSON_BODY = 10 * 1024 * 1024;
+
+/** A request's whole body, refused (413) past `maxBytes`. */
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        reject(tooLarge(`request body larger than ${maxBytes} bytes`));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("error", reject);
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+  });
+}
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
   const text = (await readBody(req, MAX_JSON_BODY)).toString("utf8");

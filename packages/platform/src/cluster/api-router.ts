@@ -6,8 +6,7 @@
  * node to send to.
  */
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import { sendError, sendJson } from "../api/server.js";
-import { readBody } from "../lib/http.js";
+import { readBody, sendError, sendJson } from "../api/server.js";
 import type { Logger } from "../lib/log.js";
 import { DomainError, HTTP_STATUS } from "../model/errors.js";
 import { lostSandbox } from "../model/sandbox.js";
