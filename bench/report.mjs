@@ -179,6 +179,8 @@ export function targetRows() {
       r.vsFloor = `${pct(s.download64MiB?.mbps, f.copy64MiB?.mbps)} of local copy`;
     else if (r.figure.includes("pause"))
       r.vsFloor = `${ratio(s.pauseResume?.p50, 2 * (f.fetchRoundTrip?.p50 ?? 0))} two fetch RTTs`;
+    else if (r.figure.includes("sequential p50"))
+      r.vsFloor = `${ratio(r.value, results.ttiHostFloor?.p50)} the flow's commands on the host`;
     else if (r.figure.includes("checkpoint"))
       r.vsFloor = `${ratio(s.restoreEnvd?.p50, f.bareRunscRestore?.p50)} bare runsc restore`;
     else r.vsFloor = "";
@@ -265,6 +267,19 @@ export function markdown(meta) {
       "| shape | runtime | ok / failed | p50 | p95 | p99 | max | makespan | CPU bound |",
       "|---|---|---|---|---|---|---|---|---|",
     );
+    const H = results.ttiHostFloor;
+    if (H)
+      row([
+        "floor: the probe and `node -v` on the host itself (no sandbox, platform or network)",
+        "host",
+        `${H.n} / 0`,
+        `${fmt(H.p50, 0)} ms`,
+        `${fmt(H.p95, 0)} ms`,
+        `${fmt(H.p99, 0)} ms`,
+        `${fmt(H.max, 0)} ms`,
+        "–",
+        "–",
+      ]);
     for (const rt of opts.runtimes) {
       const T = results.tti[rt];
       if (!T) continue;

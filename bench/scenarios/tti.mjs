@@ -3,7 +3,8 @@
 // end; the clock stops when `node -v` returns; the kill is not timed. Sequential, staggered and
 // burst shapes on a platform with x serve's defaults, per runtime, with the CPU bound of a burst
 // measured in the same run.
-import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import { bench, log, now, PKG, phaseLeft, scenario, stats } from "../lib.mjs";
@@ -38,6 +39,27 @@ function hostBusyCpuSeconds() {
     .split(/\s+/)
     .map(Number);
   return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS;
+}
+
+/**
+ * The floor of the flow on this host: its two commands run on the host itself, no sandbox, no
+ * platform, no network (bash without -l: the host's login profile is not the sandbox's). What a
+ * TTI cannot go below here, whatever the platform does; process creation dominates it.
+ */
+export function hostFlowFloor(runs = 15) {
+  const probe = PROBE.replaceAll(".tti-marker", ".tti-floor-marker");
+  const samples = [];
+  for (let i = 0; i < runs; i++) {
+    const t = now();
+    const a = spawnSync("bash", ["-c", probe]);
+    const b = spawnSync("node", ["-v"]);
+    samples.push(now() - t);
+    rmSync("/tmp/.tti-floor-marker", { force: true });
+    rmSync("/var/tmp/.tti-floor-marker", { force: true });
+    if (a.status !== 0 || b.status !== 0)
+      throw new Error(`the flow's commands failed on the host: ${a.stderr}`);
+  }
+  return stats(samples);
 }
 
 /** One TTI: create, probe, node -v; resolves with its time. */
@@ -103,6 +125,7 @@ export async function ttiScenarios(
     await flow(Sandbox);
 
     await scenario(`${rt}: TTI sequential ×${sequential}`, async () => {
+      bench.results.ttiHostFloor ??= hostFlowFloor();
       await settle();
       const samples = [];
       const cpu0 = hostBusyCpuSeconds();
