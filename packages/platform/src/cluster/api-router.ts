@@ -8,6 +8,7 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import { readBody, sendError, sendJson } from "../api/server.js";
 import type { Logger } from "../lib/log.js";
+import { spans } from "../lib/spans.js";
 import { DomainError, HTTP_STATUS } from "../model/errors.js";
 import { lostSandbox } from "../model/sandbox.js";
 import type { Team } from "../model/team.js";
@@ -26,6 +27,8 @@ function endToEnd(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
 /** Memory a sandbox is counted with when its template says nothing (E2B's default). */
 const DEFAULT_MEMORY_MB = 512;
 const MAX_PLACED_BODY = 1024 * 1024;
+const HINT_TTL_MS = 5000;
+const MAX_HINTS = 10_000;
 
 export interface ApiRouterOptions {
   store: Store;
@@ -131,6 +134,25 @@ export function createApiRouter(o: ApiRouterOptions): {
     return { to: "any" };
   }
 
+  /**
+   * The build a template name stands for, as placement weighs it (memory, pool, layers), kept a
+   * few seconds: a tag moved meanwhile only makes one placement less apt, as the node resolves
+   * the name itself.
+   */
+  const hints = new Map<string, { at: number; hint: Partial<PlacementRequest> }>();
+  async function buildHint(team: Team, templateID: string): Promise<Partial<PlacementRequest>> {
+    const key = `${team.id}\0${templateID}`;
+    const kept = hints.get(key);
+    if (kept && Date.now() - kept.at < HINT_TTL_MS) return kept.hint;
+    const ref = parseTemplateRef(templateID);
+    const template = await store.templates.resolveTemplate(ref, team).catch(() => undefined);
+    const build = template && (await store.templates.buildForTag(template.id, ref.tag));
+    const hint = build ? { memoryMB: build.memoryMB, buildId: build.id, layers: build.layers } : {};
+    if (hints.size >= MAX_HINTS) hints.clear();
+    hints.set(key, { at: Date.now(), hint });
+    return hint;
+  }
+
   /** What placement needs of a create: the template's memory, build and layers, and the volumes' node. */
   async function sandboxRequest(req: IncomingMessage, body: Buffer): Promise<PlacementRequest> {
     const request: PlacementRequest = { memoryMB: DEFAULT_MEMORY_MB };
@@ -144,13 +166,8 @@ export function createApiRouter(o: ApiRouterOptions): {
     const key = req.headers["x-api-key"];
     const team = typeof key === "string" ? await o.authenticate(key) : undefined;
     if (!team) return request;
-    if (typeof parsed.templateID === "string") {
-      const ref = parseTemplateRef(parsed.templateID);
-      const template = await store.templates.resolveTemplate(ref, team).catch(() => undefined);
-      const build = template && (await store.templates.buildForTag(template.id, ref.tag));
-      if (build)
-        Object.assign(request, { memoryMB: build.memoryMB, buildId: build.id, layers: build.layers });
-    }
+    if (typeof parsed.templateID === "string")
+      Object.assign(request, await buildHint(team, parsed.templateID));
     if (Array.isArray(parsed.volumeMounts)) {
       for (const mount of parsed.volumeMounts as { name?: unknown }[]) {
         if (typeof mount?.name !== "string") continue;
@@ -265,11 +282,17 @@ export function createApiRouter(o: ApiRouterOptions): {
       case "lost":
         throw lostSandbox({ id: dest.sandboxId, ...(dest.reason ? { reason: dest.reason } : {}) });
       case "place": {
+        const span = spans(log, "placed", { kind: dest.kind });
         const body = await readBody(req, MAX_PLACED_BODY);
+        span.mark("body");
         const request = dest.kind === "sandbox" ? await sandboxRequest(req, body) : { memoryMB: 0 };
+        span.mark("resolve");
         const placement: Placement = await place(store, request, o.heartbeatTimeoutMs);
+        span.mark("place");
         try {
           await forward(req, res, placement.node, body);
+          span.mark("node");
+          span.end({ nodeId: placement.node.id, status: res.statusCode });
         } finally {
           // kept until the node's next heartbeat counts what it created
           setTimeout(() => void placement.release().catch(() => undefined), HEARTBEAT_MS + 1000).unref();

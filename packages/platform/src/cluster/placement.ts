@@ -72,6 +72,7 @@ export async function place(
     const nodes = await store.nodes.list();
     const pending = await placements.pending();
     const fresh = freshAfter(heartbeatTimeoutMs);
+    const held = req.layers?.length ? await store.layers.heldByNode(req.layers) : new Map<string, number>();
     const reasons: string[] = [];
     let best: { node: ClusterNode; score: number } | undefined;
     for (const node of nodes) {
@@ -81,8 +82,7 @@ export async function place(
         reasons.push(`${node.id}: ${why}`);
         continue;
       }
-      const held = req.layers?.length ? (await store.layers.heldBy(node.id, req.layers)).size : 0;
-      const s = score(node, req, held, pending.get(node.id)?.count ?? 0);
+      const s = score(node, req, held.get(node.id) ?? 0, pending.get(node.id)?.count ?? 0);
       if (!best || s > best.score) best = { node, score: s };
     }
     if (!best) {

@@ -58,15 +58,15 @@ export class LayerCatalog {
     return rows.map((r) => r.node_id);
   }
 
-  /** Of these layers, the ones `nodeId` holds. */
-  async heldBy(nodeId: string, paths: string[]): Promise<Set<string>> {
-    if (paths.length === 0) return new Set();
+  /** How many of these layers each node holds. */
+  async heldByNode(paths: string[]): Promise<Map<string, number>> {
+    if (paths.length === 0) return new Map();
     const rows = await this.db
       .selectFrom("layer_copies")
-      .select("path")
-      .where("node_id", "=", nodeId)
+      .select((eb) => ["node_id", eb.fn.countAll<string | number>().as("n")])
       .where("path", "in", paths)
+      .groupBy("node_id")
       .execute();
-    return new Set(rows.map((r) => r.path));
+    return new Map(rows.map((r) => [r.node_id, Number(r.n)]));
   }
 }

@@ -10,11 +10,11 @@ import type { Database } from "./schema.js";
 export class PlacementStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  /** Memory (MB) and count of placements in flight, by node; expired ones are dropped first. */
+  /** Memory (MB) and count of placements in flight, by node (expired ones left out). */
   async pending(): Promise<Map<string, { memoryMB: number; count: number }>> {
-    await this.db.deleteFrom("placements").where("expires_at", "<", nowIso()).execute();
     const rows = await this.db
       .selectFrom("placements")
+      .where("expires_at", ">=", nowIso())
       .select((eb) => [
         "node_id",
         eb.fn.sum<string | number>("memory_mb").as("memory"),
@@ -34,8 +34,12 @@ export class PlacementStore {
     return id;
   }
 
+  /** Ends a placement, and any that expired (an api that died before releasing its own). */
   async release(id: string): Promise<void> {
-    await this.db.deleteFrom("placements").where("id", "=", id).execute();
+    await this.db
+      .deleteFrom("placements")
+      .where((eb) => eb.or([eb("id", "=", id), eb("expires_at", "<", nowIso())]))
+      .execute();
   }
 
   /**
