@@ -10,7 +10,7 @@ import type { OrchestratorContext, OrchestratorOptions } from "./context.js";
 import { type CreateSandboxRequest, createSandbox, TeamQuota } from "./create.js";
 import { checkSandbox, HealthWatch } from "./health.js";
 import { accessOf, LiveSandboxes, type SandboxAccess } from "./live.js";
-import { deepPause, liveSandbox, pauseSandbox, resumeSandbox } from "./pause.js";
+import { asLive, deepPause, liveSandbox, pauseSandbox, resumeSandbox } from "./pause.js";
 import { type StillState, withStateStill } from "./still.js";
 import type { PoolKey } from "./warm-pool.js";
 
@@ -79,14 +79,14 @@ export class Orchestrator {
 
   kill(id: string): Promise<void> {
     return this.ctx.lock.run(id, async () => {
-      const lost = await this.ctx.store.sandboxes.get(id);
-      if (lost?.state === "lost") {
+      const found = await this.ctx.store.sandboxes.get(id);
+      if (found?.state === "lost") {
         // its node is gone: forgotten here; the node, back, removes what is left of it
         await this.ctx.store.sandboxes.update(id, { state: "killed", killedAt: nowIso() });
-        await this.ctx.store.events.record("sandbox.killed", { teamId: lost.teamId, sandboxId: id });
+        await this.ctx.store.events.record("sandbox.killed", { teamId: found.teamId, sandboxId: id });
         return;
       }
-      const sandbox = await liveSandbox(this.ctx, id);
+      const sandbox = asLive(this.ctx, id, found);
       this.ctx.live.delete(id);
       this.ctx.onUnavailable?.(id);
       await this.ctx.host.destroy(sandbox);

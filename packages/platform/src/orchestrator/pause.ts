@@ -10,7 +10,11 @@ import type { OrchestratorContext } from "./context.js";
 const RESUMED_TIMEOUT_MS = 300_000;
 
 export async function liveSandbox(ctx: OrchestratorContext, id: string): Promise<Sandbox> {
-  const sandbox = await ctx.store.sandboxes.get(id);
+  return asLive(ctx, id, await ctx.store.sandboxes.get(id));
+}
+
+/** The sandbox as read, when this node can act on it; the error to answer otherwise. */
+export function asLive(ctx: OrchestratorContext, id: string, sandbox: Sandbox | undefined): Sandbox {
   if (!isLive(sandbox)) throw notFound(`sandbox ${id} not found`);
   if (sandbox.state === "lost") throw lostSandbox(sandbox);
   // beyond one machine: only the node that runs a sandbox acts on it
