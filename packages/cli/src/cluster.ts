@@ -238,7 +238,6 @@ export async function node(argv: string[], io: Io = processIo): Promise<number> 
   if (maxText !== undefined && !/^[1-9]\d*$/.test(maxText))
     throw new Error(`--max-sandboxes must be a whole number ≥ 1, got ${maxText}`);
   const layerStore = own["layer-store"] ?? env.X_LAYER_STORE;
-  requirePostgres(config.databaseUrl, "node");
   const platform = await startPlatform(
     {
       ...config,

@@ -287,10 +287,9 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
   const api = http.createServer(node ? node.routes(apiHandler) : apiHandler);
   api.keepAliveTimeout = 65_000;
   const apiPort = await listen(api, config.apiPort, config.host);
-  if (node && config.cluster) {
-    const at = config.cluster.advertise;
+  if (node) {
     await node.join(
-      { apiUrl: `http://${at}:${apiPort}`, trafficUrl: `http://${at}:${proxy.port}` },
+      { api: apiPort, traffic: proxy.port },
       {
         runtimes: [...runtimes.keys()],
         sandboxes: () => [...orchestrator.servingIds()].length,

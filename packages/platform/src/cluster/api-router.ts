@@ -6,16 +6,26 @@
  * node to send to.
  */
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import { httpErrorOf } from "../api/errors.js";
 import { readBody, sendError, sendJson } from "../api/server.js";
 import type { Logger } from "../lib/log.js";
 import { spans } from "../lib/spans.js";
-import { DomainError, HTTP_STATUS } from "../model/errors.js";
+import { DomainError } from "../model/errors.js";
 import { lostSandbox } from "../model/sandbox.js";
 import type { Team } from "../model/team.js";
 import { parseTemplateRef } from "../model/template.js";
 import type { ClusterNode, Store } from "../store/index.js";
 import { HEARTBEAT_MS } from "./node-agent.js";
 import { freshAfter, type Placement, type PlacementRequest, place } from "./placement.js";
+
+/** A path segment decoded; undefined when it is malformed (`%E0`), for the node to refuse as the API does. */
+function decoded(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
 
 /** Response headers about one connection (RFC 9110 7.6.1): this hop's, not passed on. */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "te", "upgrade", "trailer"]);
@@ -98,7 +108,8 @@ export function createApiRouter(o: ApiRouterOptions): {
     if (path === "/sandboxes/metrics") return metricsDestination(query);
     const sandbox = SANDBOX.exec(path);
     if (sandbox) {
-      const id = decodeURIComponent(sandbox[1]!);
+      const id = decoded(sandbox[1]!);
+      if (id === undefined) return { to: "any" }; // the node answers the 400
       const found = await store.sandboxes.get(id);
       if (!found || found.state === "killed") return { to: "any" };
       if (found.state === "lost") {
@@ -112,7 +123,8 @@ export function createApiRouter(o: ApiRouterOptions): {
       return { to: "place", kind: "sandbox" };
     const volume = VOLUME.exec(path);
     if (volume) {
-      const found = await store.volumes.get(decodeURIComponent(volume[1]!));
+      const id = decoded(volume[1]!);
+      const found = id === undefined ? undefined : await store.volumes.get(id);
       return found?.nodeId ? { to: "node", nodeId: found.nodeId } : { to: "any" };
     }
     if (path === "/volumes" && method === "POST") return { to: "place", kind: "volume" };
@@ -120,13 +132,15 @@ export function createApiRouter(o: ApiRouterOptions): {
     if (build) {
       // status and logs are in the catalog; the trigger runs where the build was made
       if (method === "GET") return { to: "any" };
-      const found = await store.templates.getBuild(decodeURIComponent(build[2]!));
+      const id = decoded(build[2]!);
+      const found = id === undefined ? undefined : await store.templates.getBuild(id);
       return found?.nodeId ? { to: "node", nodeId: found.nodeId } : { to: "any" };
     }
     const files = TEMPLATE_FILES.exec(path);
     if (files) {
       // uploads land where the template's next build runs
-      const waiting = await store.templates.latestBuild(decodeURIComponent(files[1]!), "waiting");
+      const id = decoded(files[1]!);
+      const waiting = id === undefined ? undefined : await store.templates.latestBuild(id, "waiting");
       return waiting?.nodeId ? { to: "node", nodeId: waiting.nodeId } : { to: "any" };
     }
     if (method === "POST" && NEW_BUILD.test(path) && path !== "/templates/tags")
@@ -307,12 +321,9 @@ export function createApiRouter(o: ApiRouterOptions): {
       const seen = { to: "here" };
       res.on("finish", () => o.observeRoute?.(seen.to, res.statusCode));
       handle(req, res, seen).catch((err: unknown) => {
-        if (err instanceof DomainError) {
-          const status = HTTP_STATUS[err.code];
-          const headers: Record<string, string> =
-            err.retryAfterSeconds !== undefined ? { "Retry-After": String(err.retryAfterSeconds) } : {};
-          return sendError(res, status, err.message, headers);
-        }
+        // the API's one table of answers: domain errors, and the catalog not answering (503)
+        const known = httpErrorOf(err);
+        if (known) return sendError(res, known.status, known.message, known.headers);
         log.error({ err, url: req.url }, "api request failed");
         sendError(res, 500, "the api failed to route this request; try again");
       });

@@ -14,6 +14,9 @@ export interface CatalogResolver extends SandboxResolver {
   close(): Promise<void>;
 }
 
+/** Sandboxes whose location is kept at most. */
+const MAX_CACHED = 100_000;
+
 /** How long a listener that lost its connection waits before connecting again. */
 const RELISTEN_MS = 1000;
 
@@ -85,6 +88,8 @@ export function createCatalogResolver(o: {
       let found = cache.get(id);
       if (!found) {
         found = lookup(id);
+        // ids nobody has (any Host can name one) must not grow it without end
+        if (cache.size >= MAX_CACHED) cache.clear();
         cache.set(id, found);
         // a failed lookup is not remembered
         found.catch(() => cache.delete(id));

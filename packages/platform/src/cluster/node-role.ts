@@ -106,12 +106,14 @@ export class NodeRole {
         this.o.log.warn({ err }, "no node gave the base image: building it here");
       });
     }
-    return store.placements.locked(() => make(), "bootstrap");
+    // make() uses the store of its own: one bootstrap a process, so its lock holds one connection
+    return store.locked("bootstrap", () => make());
   }
 
   /** Joins the cluster: registered, then a heartbeat every two seconds. */
-  async join(urls: { apiUrl: string; trafficUrl: string }, live: NodeLive): Promise<void> {
+  async join(ports: { api: number; traffic: number }, live: NodeLive): Promise<void> {
     const { store } = this.o;
+    const at = this.o.config.advertise;
     const totalMB = Math.floor(os.totalmem() / 2 ** 20);
     const reserveMB = this.o.memoryReserveMB ?? Math.floor(totalMB / 10);
     const capacity = (): NodeCapacity => ({
@@ -127,7 +129,8 @@ export class NodeRole {
     this.agent = new NodeAgent({
       store,
       nodeId: this.o.config.nodeId,
-      ...urls,
+      apiUrl: `http://${at}:${ports.api}`,
+      trafficUrl: `http://${at}:${ports.traffic}`,
       capacity,
       reconcile: live.reconcile,
       log: this.o.log.child({ component: "node" }),

@@ -68,11 +68,11 @@ export async function place(
   req: PlacementRequest,
   heartbeatTimeoutMs: number,
 ): Promise<Placement> {
-  const chosen = await store.placements.locked(async (placements) => {
-    const nodes = await store.nodes.list();
-    const pending = await placements.pending();
+  const chosen = await store.locked("placement", async (catalog) => {
+    const nodes = await catalog.nodes.list();
+    const pending = await catalog.placements.pending();
     const fresh = freshAfter(heartbeatTimeoutMs);
-    const held = req.layers?.length ? await store.layers.heldByNode(req.layers) : new Map<string, number>();
+    const held = req.layers?.length ? await catalog.layers.heldByNode(req.layers) : new Map<string, number>();
     const reasons: string[] = [];
     let best: { node: ClusterNode; score: number } | undefined;
     for (const node of nodes) {
@@ -90,7 +90,10 @@ export async function place(
       const detail = reasons.length > 0 ? reasons.join("; ") : "no node has registered";
       throw unavailable(`${where} can take this sandbox now (${detail}); try again later`, 5);
     }
-    return { node: best.node, id: await placements.add(best.node.id, req.memoryMB, PLACEMENT_TTL_MS) };
+    return {
+      node: best.node,
+      id: await catalog.placements.add(best.node.id, req.memoryMB, PLACEMENT_TTL_MS),
+    };
   });
   return { node: chosen.node, release: () => store.placements.release(chosen.id) };
 }

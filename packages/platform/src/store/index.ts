@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { type Db, type DbOptions, openDb } from "./db.js";
 import { EventStore } from "./events.js";
 import { LayerCatalog } from "./layer-catalog.js";
@@ -39,6 +39,12 @@ export interface Store {
   nodeId: string;
   /** Runs `fn` against the same stores in one transaction: all of its writes land, or none. */
   transaction<T>(fn: (store: Store) => Promise<T>): Promise<T>;
+  /**
+   * `transaction`, holding one of the cluster's locks (a PostgreSQL advisory lock; SQLite has one
+   * writer anyway) until it ends. Everything `fn` does must go through the store it is given:
+   * one connection, so waiting for the lock never holds one that the holder needs.
+   */
+  locked<T>(name: "placement" | "bootstrap", fn: (store: Store) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -59,6 +65,14 @@ export async function openStore(options: DbOptions & { nodeId?: string }): Promi
     nodeId,
     transaction: (fn) =>
       kysely.isTransaction ? fn(over(kysely)) : kysely.transaction().execute((trx) => fn(over(trx))),
+    locked: (name, fn) => {
+      const run = async (k: Kysely<Database>) => {
+        if (db.dialect === "postgres")
+          await sql`select pg_advisory_xact_lock(hashtext(${`x-${name}`}))`.execute(k);
+        return fn(over(k));
+      };
+      return kysely.isTransaction ? run(kysely) : kysely.transaction().execute(run);
+    },
     close: () => db.close(),
   });
   return over(db.kysely);

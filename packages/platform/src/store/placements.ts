@@ -1,11 +1,11 @@
-import { type Kysely, PostgresAdapter, sql } from "kysely";
+import type { Kysely } from "kysely";
 import { newId, nowIso } from "../lib/ids.js";
 import type { Database } from "./schema.js";
 
 /**
  * Sandboxes an api has sent to a node and not yet seen created. Placement reads them with the
- * nodes' heartbeats under one PostgreSQL advisory lock, so concurrent apis never hand a node
- * more than its headroom.
+ * nodes' heartbeats under one PostgreSQL advisory lock (`Store.locked`), so concurrent apis
+ * never hand a node more than its headroom.
  */
 export class PlacementStore {
   constructor(private readonly db: Kysely<Database>) {}
@@ -40,20 +40,5 @@ export class PlacementStore {
       .deleteFrom("placements")
       .where((eb) => eb.or([eb("id", "=", id), eb("expires_at", "<", nowIso())]))
       .execute();
-  }
-
-  /**
-   * Runs `fn` in a transaction holding one of the cluster's locks (PostgreSQL; SQLite has one
-   * writer anyway): `placement` by default, `bootstrap` while a node makes what every node shares.
-   */
-  async locked<T>(
-    fn: (placements: PlacementStore) => Promise<T>,
-    name: "placement" | "bootstrap" = "placement",
-  ): Promise<T> {
-    return this.db.transaction().execute(async (trx) => {
-      if (trx.getExecutor().adapter instanceof PostgresAdapter)
-        await sql`select pg_advisory_xact_lock(hashtext(${`x-${name}`}))`.execute(trx);
-      return fn(new PlacementStore(trx));
-    });
   }
 }
