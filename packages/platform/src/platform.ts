@@ -30,6 +30,7 @@ import {
 } from "./proxy/index.js";
 import type { ImageBuildProgress } from "./rootfs/base-image.js";
 import { availableRuntimes, chooseDefaultRuntime } from "./runtime/available.js";
+import { devNullProblem } from "./runtime/host-devices.js";
 import { reserveHostTasks } from "./runtime/host-limits.js";
 import { CpuFairness } from "./sandbox/cpu-fairness.js";
 import { SandboxHost } from "./sandbox/sandbox-host.js";
@@ -119,6 +120,8 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
   const runtimes = await availableRuntimes(config.dataDir);
   const defaultRuntime = chooseDefaultRuntime(runtimes, config.defaultRuntime);
   await reserveHostTasks(log);
+  const devNull = devNullProblem();
+  if (devNull) log.warn({ problem: devNull }, "the host's /dev/null is not as it should be; sandboxes may be why");
 
   const network = createNetworkManager({
     prefix: config.networkPrefix,

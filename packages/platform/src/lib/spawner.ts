@@ -43,8 +43,11 @@ process.on("message", ({ id, req }) => {
   try {
     if (req.outputFile !== undefined) {
       const fd = openSync(req.outputFile, "a");
-      const child = spawn(req.file, req.args, { stdio: ["ignore", fd, fd], env: req.env, cwd: req.cwd });
+      // stdin is a pipe closed at once, never /dev/null: runsc chowns its standard streams
+      const child = spawn(req.file, req.args, { stdio: ["pipe", fd, fd], env: req.env, cwd: req.cwd });
       closeSync(fd);
+      child.stdin.on("error", () => undefined);
+      child.stdin.end();
       child.on("error", (err) => reply(id, { code: err.code ?? null, stdout: "", stderr: "", error: err.message }));
       child.on("close", (code, signal) => reply(id, { code: code ?? signal, stdout: "", stderr: "" }));
       return;

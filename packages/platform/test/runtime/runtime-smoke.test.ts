@@ -7,6 +7,7 @@ import { OPEN_EGRESS } from "../../src/model/network.js";
 import { createNetworkManager } from "../../src/network/network-manager.js";
 import type { ContainerRuntime, RuntimeName } from "../../src/runtime/container-runtime.js";
 import { createRuntime } from "../../src/runtime/create-runtime.js";
+import { devNullProblem } from "../../src/runtime/host-devices.js";
 import { CHECKPOINT_IMAGE } from "../../src/runtime/runsc.js";
 import { FakeInternet } from "../helpers/fake-internet.js";
 import { getJson, httpGet, waitFor } from "./support/http.js";
@@ -83,6 +84,10 @@ describe.each<RuntimeName>(["runc", "runsc"])("%s sandbox", (name) => {
       if (dir) await rm(dir, { recursive: true, force: true });
     }
   }, 120_000);
+
+  test("booting leaves the host's /dev/null a root-owned 1,3 device of mode 666", () => {
+    expect(devNullProblem()).toBeUndefined();
+  });
 
   test("the stand-in envd answers from the host over the veth", async () => {
     expect(await counter(sb)).toBeGreaterThan(0);
