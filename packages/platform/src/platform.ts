@@ -121,7 +121,8 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
   const defaultRuntime = chooseDefaultRuntime(runtimes, config.defaultRuntime);
   await reserveHostTasks(log);
   const devNull = devNullProblem();
-  if (devNull) log.warn({ problem: devNull }, "the host's /dev/null is not as it should be; sandboxes may be why");
+  if (devNull)
+    log.warn({ problem: devNull }, "the host's /dev/null is not as it should be; sandboxes may be why");
 
   const network = createNetworkManager({
     prefix: config.networkPrefix,

@@ -21,7 +21,8 @@ export function devNullProblem(path = DEV_NULL.path): string | undefined {
   if (!st.isCharacterDevice()) found.push("is not a character device");
   const major = Math.floor(st.rdev / 256) & 0xfff;
   const minor = (st.rdev & 0xff) | ((st.rdev >> 12) & 0xfff00);
-  if (major !== DEV_NULL.major || minor !== DEV_NULL.minor) found.push(`is device ${major},${minor}, not 1,3`);
+  if (major !== DEV_NULL.major || minor !== DEV_NULL.minor)
+    found.push(`is device ${major},${minor}, not 1,3`);
   if ((st.mode & 0o7777) !== DEV_NULL.mode) found.push(`has mode ${(st.mode & 0o7777).toString(8)}, not 666`);
   if (st.uid !== DEV_NULL.uid || st.gid !== DEV_NULL.gid)
     found.push(`is owned by ${st.uid}:${st.gid}, not root`);
