@@ -1,6 +1,5 @@
 import { Writable } from "node:stream";
 import { parseArgs } from "node:util";
-import { createEnvdClient } from "@x/envd-client";
 import {
   createLogger,
   DEFAULTS,
@@ -10,11 +9,14 @@ import {
   type LogLevel,
   type PlatformConfig,
   registrySettings,
+  SHIPPED_TEMPLATES,
   startPlatform,
 } from "@x/platform";
-import { createPlatformClient } from "@x/platform-client";
+import { CODE_INTERPRETER, codeInterpreterDemo, demo } from "./demo.js";
 import { envdBundleDir } from "./envd-dir.js";
+import { processIo } from "./output/io.js";
 import { createProgress, type Progress } from "./output/progress.js";
+import { keepShippedTemplates } from "./serve-templates.js";
 import { STORE_HELP, STORE_OPTIONS, storeLocation } from "./store-location.js";
 
 const DEFAULT_TLS_PORT = 3003;
@@ -72,12 +74,19 @@ ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUN
   --log-level L       debug, info, warn, error or silent (X_LOG_LEVEL, default info)
   --log-format F      pretty (readable lines, the default when stdout and stderr are both
                       terminals) or json (the default otherwise, e.g. piped) (X_LOG_FORMAT)
-  --demo              once ready, create a sandbox, run a command in it and show the output
+  --templates NAME,...
+                      keep these templates that ship with the platform built (${SHIPPED_TEMPLATES.join(", ")}):
+                      installed at start as 'x template install' does, rebuilt only where changed,
+                      with warm pools like base's (X_TEMPLATES)
+  --demo              once ready, create a sandbox, run a command in it and show the output; then
+                      run E2B's code-interpreter quickstart (installing code-interpreter-v1 first)
 `;
 
 export interface ServeOptions {
   config: PlatformConfig;
   demo: boolean;
+  /** Shipped templates kept built. */
+  templates: string[];
   help: boolean;
   logLevel: LogLevel;
   /** Unset: pretty when stdout and stderr are both terminals, JSON otherwise. */
@@ -113,6 +122,7 @@ export function serveConfig(argv: string[]): ServeOptions {
       "insecure-registry": { type: "string", multiple: true },
       "log-level": { type: "string" },
       "log-format": { type: "string" },
+      templates: { type: "string" },
       demo: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -170,6 +180,13 @@ export function serveConfig(argv: string[]): ServeOptions {
   const insecureRegistries = values["insecure-registry"] ?? list(env.X_INSECURE_REGISTRIES);
   // checked here so that a mistyped flag stops `x serve` before it sets anything up
   registrySettings({ mirrors: registryMirrors, insecure: insecureRegistries });
+  const templates = list(values.templates ?? env.X_TEMPLATES) ?? [];
+  for (const name of templates) {
+    if (!(SHIPPED_TEMPLATES as readonly string[]).includes(name))
+      throw new Error(
+        `--templates: '${name}' is not a template that ships with the platform (${SHIPPED_TEMPLATES.join(", ")})`,
+      );
+  }
   const logLevel = values["log-level"] ?? env.X_LOG_LEVEL ?? "info";
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
     throw new Error(`--log-level must be one of ${LOG_LEVELS.join(", ")}, got ${logLevel}`);
@@ -180,6 +197,7 @@ export function serveConfig(argv: string[]): ServeOptions {
     logLevel: logLevel as LogLevel,
     logFormat,
     demo: values.demo ?? false,
+    templates,
     help: values.help ?? false,
     config: {
       ...DEFAULTS,
@@ -258,44 +276,8 @@ function serveConsole(format: LogFormat): ServeConsole {
   };
 }
 
-/** Creates a sandbox through the API, runs a command in it through the proxy, kills it. */
-async function demo(apiUrl: string, proxyUrl: string, apiKey: string): Promise<void> {
-  const api = createPlatformClient({ baseUrl: apiUrl, apiKey });
-  const started = performance.now();
-  const { data: sandbox, error } = await api.POST("/v2/sandboxes", {
-    body: { templateID: "base", timeout: 120 },
-  });
-  if (!sandbox) throw new Error(`demo: could not create a sandbox: ${error?.message}`);
-  const created = performance.now();
-  const envd = createEnvdClient({
-    baseUrl: proxyUrl,
-    sandboxId: sandbox.sandboxID,
-    accessToken: sandbox.envdAccessToken,
-  });
-  let output = "";
-  for await (const res of envd.process.start({
-    process: {
-      cmd: "/bin/bash",
-      args: ["-l", "-c", 'echo "hello from $(hostname) as $(whoami), $(uname -sr)"'],
-      envs: {},
-    },
-    stdin: false,
-  })) {
-    const event = res.event?.event;
-    if (event?.case === "data" && event.value.output.case === "stdout")
-      output += Buffer.from(event.value.output.value).toString();
-  }
-  const ran = performance.now();
-  process.stdout.write(
-    `demo: sandbox ${sandbox.sandboxID} created in ${Math.round(created - started)} ms; ` +
-      `command ran in ${Math.round(ran - created)} ms:\n  ${output.trim()}\n`,
-  );
-  await api.DELETE("/sandboxes/{sandboxID}", { params: { path: { sandboxID: sandbox.sandboxID } } });
-  process.stdout.write("demo: sandbox killed\n");
-}
-
 export async function serve(argv: string[]): Promise<number> {
-  const { config, demo: runDemo, help, logLevel, logFormat } = serveConfig(argv);
+  const { config, demo: runDemo, templates, help, logLevel, logFormat } = serveConfig(argv);
   if (help) {
     process.stdout.write(HELP);
     return 0;
@@ -345,6 +327,9 @@ export async function serve(argv: string[]): Promise<number> {
       "",
     ].join("\n"),
   );
+  const kept =
+    runDemo && !templates.includes(CODE_INTERPRETER) ? [...templates, CODE_INTERPRETER] : templates;
+  const installing = keepShippedTemplates(platform, apiUrl, kept, processIo);
   if (runDemo) {
     // the demo shows a create as users get it once the platform has warmed up
     await platform.warmPool.whenFull().catch(() => undefined);
@@ -353,6 +338,9 @@ export async function serve(argv: string[]): Promise<number> {
     const { key: demoKey, apiKey } = await platform.store.teams.createKey(team.id, "demo");
     try {
       await demo(apiUrl, proxyUrl, demoKey);
+      await installing;
+      await platform.warmPool.whenFull().catch(() => undefined);
+      await codeInterpreterDemo(apiUrl, proxyUrl, demoKey);
     } finally {
       await platform.store.teams.revokeKey(team.id, apiKey.id);
     }

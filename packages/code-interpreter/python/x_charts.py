@@ -6,11 +6,10 @@ point collections a `scatter`; only wedges a `pie`; only rectangles a `bar`; any
 `unknown`. Extraction that fails yields {} rather than an error in the user's cell.
 """
 
-import datetime
 import re
 
 from matplotlib.collections import PathCollection
-from matplotlib.dates import DateConverter, ConciseDateConverter, num2date
+from matplotlib.dates import DateLocator, num2date
 from matplotlib.lines import Line2D
 from matplotlib.patches import PathPatch, Rectangle, Wedge
 
@@ -63,14 +62,14 @@ def _label_and_unit(text):
 
 
 def _is_date(axis):
-    return isinstance(axis.get_converter() if hasattr(axis, "get_converter") else axis.converter, (DateConverter, ConciseDateConverter))
+    # a date axis has date ticks, whichever date converter matplotlib's version registers
+    return isinstance(axis.get_major_locator(), DateLocator)
 
 
 def _value(axis, v):
+    """A value in the axis's own units (floats: matplotlib has converted dates) as JSON."""
     if _is_date(axis):
         return num2date(float(v)).replace(tzinfo=None).isoformat()
-    if isinstance(v, (datetime.date, datetime.datetime)):
-        return v.isoformat()
     try:
         return float(v)
     except (TypeError, ValueError):
@@ -125,7 +124,7 @@ def _element_label(label, index, kind):
 def _line(ax, lines):
     elements = []
     for i, line in enumerate(lines):
-        xs, ys = line.get_xdata(), line.get_ydata()
+        xs, ys = line.get_xdata(orig=False), line.get_ydata(orig=False)
         points = [[_value(ax.xaxis, x), _value(ax.yaxis, y)] for x, y in zip(xs, ys)]
         elements.append({"label": _element_label(line.get_label(), i, "Line"), "points": points})
     return _two_d(ax, "line", elements)
@@ -171,7 +170,8 @@ def _bar(ax):
 
 def _pie(ax, wedges):
     def sig(v):
-        return float(f"{v:.8g}")
+        # wedges are drawn from fractions of 360 degrees: 6 significant digits undo the float error
+        return float(f"{v:.6g}")
 
     elements = [
         {"label": w.get_label(), "angle": sig(abs(w.theta2 - w.theta1)), "radius": sig(w.r)} for w in wedges

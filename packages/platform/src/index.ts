@@ -9,6 +9,7 @@ export {
 export { type ClusterNodeConfig, DEFAULTS, type PlatformConfig } from "./config.js";
 export { createLogger, LOG_LEVELS, type LogFormat, type Logger, type LogLevel } from "./lib/log.js";
 export type { ApiKey, Team } from "./model/team.js";
+export { SHIPPED_TEMPLATES } from "./model/template.js";
 export {
   ENVD_VERSION,
   PLATFORM_VERSION,
@@ -18,4 +19,5 @@ export {
 } from "./platform.js";
 export type { ImageBuildProgress } from "./rootfs/base-image.js";
 export { type ClusterNode, openStore, type Store } from "./store/index.js";
+export { systemTeam } from "./templates/base-template.js";
 export { registrySettings } from "./templates/registry/settings.js";

@@ -8,6 +8,7 @@ import { createProgress } from "../output/progress.js";
 import { fields, table } from "../output/table.js";
 import { buildTemplate } from "../template/build.js";
 import { integer, parse, required } from "./args.js";
+import { templateInstall } from "./template-install.js";
 
 const HELP = `x template: build and manage templates
 
@@ -18,6 +19,7 @@ const HELP = `x template: build and manage templates
   x template tag NAME --remove TAG...        remove tags
   x template delete NAME|ID
   x template pool NAME|ID --min N --max N     sandboxes of it kept ready (a warm pool)
+  x template install NAME... | --all         build the templates that ship with the platform
 
 'x template COMMAND --help' for each.
 
@@ -73,6 +75,7 @@ export async function template(argv: string[], io: Io): Promise<number> {
     (command ? io.out : io.err)(HELP);
     return command ? 0 : 2;
   }
+  if (command === "install") return templateInstall(rest, io);
   if (!(command in SUBHELP)) throw new CliError(`x template: unknown command '${command}'\n${HELP}`, 2);
   const name = `x template ${command}`;
   const { values, positionals } = parse(name, rest, {

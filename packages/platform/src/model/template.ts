@@ -3,6 +3,18 @@ import type { RuntimeName } from "./sandbox.js";
 /** Alias of the public template every sandbox starts from unless told otherwise. */
 export const BASE_ALIAS = "base";
 
+/**
+ * Templates whose definitions ship with the platform (the repository's templates/ folder) and
+ * that an operator installs with `x template install NAME`: the ones @e2b/code-interpreter and
+ * @e2b/desktop ask for by these names.
+ */
+export const SHIPPED_TEMPLATES = ["code-interpreter-v1", "desktop"] as const;
+
+/** What a create of a shipped template that is not installed is told. */
+export function notInstalledMessage(name: string): string {
+  return `template '${name}' is not installed on this platform: its operator installs it with 'x template install ${name}' (or starts 'x serve --templates ${name}' to keep it built)`;
+}
+
 /** The tag a build gets when none is named, and what a name without a tag means. */
 export const DEFAULT_TAG = "default";
 

@@ -45,9 +45,19 @@ export async function firstStart(
   from: { memory: MemoryImage } | { member: PoolMember } | "cold",
 ): Promise<string> {
   if (from !== "cold" && "memory" in from) return restoreSnapshot(ctx, sandbox, build, from.memory);
-  const address =
-    from === "cold" ? await coldBoot(ctx, sandbox, build) : await handOver(ctx, from.member, sandbox);
-  await startTemplateCommand(sandbox, address, build);
+  // a member ran the start command in the pool
+  if (from !== "cold") return handOver(ctx, from.member, sandbox);
+  return bootWithStartCommand(ctx, sandbox, build);
+}
+
+/** A cold boot with the template's start command run and ready. */
+async function bootWithStartCommand(
+  ctx: OrchestratorContext,
+  sandbox: Sandbox,
+  build: Build,
+): Promise<string> {
+  const address = await coldBoot(ctx, sandbox, build);
+  await startTemplateCommand(address, sandbox.envdAccessToken, build);
   return address;
 }
 
@@ -82,9 +92,7 @@ async function restoreSnapshot(
       "memory snapshot could not be restored, booting from its files",
     );
     await ctx.host.destroy(sandbox);
-    const address = await coldBoot(ctx, sandbox, build);
-    await startTemplateCommand(sandbox, address, build);
-    return address;
+    return bootWithStartCommand(ctx, sandbox, build);
   }
 }
 
@@ -101,7 +109,7 @@ async function handOver(ctx: OrchestratorContext, member: PoolMember, sandbox: S
   } catch (err) {
     ctx.log.warn({ sandboxId: sandbox.id, err }, "warm pool member did not take its sandbox, booting one");
     await ctx.host.destroy(member);
-    return coldBoot(ctx, sandbox, await buildOf(ctx, sandbox));
+    return bootWithStartCommand(ctx, sandbox, await buildOf(ctx, sandbox));
   }
 }
 

@@ -3,7 +3,7 @@ import { KeyedLock } from "../lib/keyed-lock.js";
 import { conflict } from "../model/errors.js";
 import type { EgressPolicy } from "../model/network.js";
 import type { PauseKind, RuntimeName, Sandbox } from "../model/sandbox.js";
-import type { Build, Template } from "../model/template.js";
+import { type Build, runtimeSpecOf, type Template } from "../model/template.js";
 import { adoptSandboxes } from "./adopt.js";
 import { buildBootSpec } from "./boot-spec.js";
 import type { OrchestratorContext, OrchestratorOptions } from "./context.js";
@@ -11,8 +11,9 @@ import { type CreateSandboxRequest, createSandbox, TeamQuota } from "./create.js
 import { checkSandbox, HealthWatch } from "./health.js";
 import { accessOf, LiveSandboxes, type SandboxAccess } from "./live.js";
 import { asLive, deepPause, liveSandbox, pauseSandbox, resumeSandbox } from "./pause.js";
+import { startTemplateCommand } from "./start-command.js";
 import { type StillState, withStateStill } from "./still.js";
-import type { PoolKey } from "./warm-pool.js";
+import type { PoolKey, PoolMember } from "./warm-pool.js";
 
 export type { OrchestratorOptions } from "./context.js";
 export type { CreateSandboxRequest } from "./create.js";
@@ -64,6 +65,9 @@ export class Orchestrator {
       runtime,
       limits: template.warmPool,
       specFor: (id, token) => buildBootSpec(this.ctx.dataDir, build, id, runtime, token),
+      ...(runtimeSpecOf(build).startCmd
+        ? { prepare: (member: PoolMember) => startTemplateCommand(member.address, member.accessToken, build) }
+        : {}),
     };
   }
 

@@ -1,15 +1,23 @@
 import { runStartCommand } from "../agent/start-command.js";
-import type { Sandbox } from "../model/sandbox.js";
 import { type Build, runtimeSpecOf } from "../model/template.js";
 
 /** How long a template's start command may take to become ready when a sandbox starts. */
 const START_READY_TIMEOUT_MS = 60_000;
 
-/** A template's start command runs in each new sandbox; create returns once its ready command succeeds. */
-export async function startTemplateCommand(sandbox: Sandbox, address: string, build: Build): Promise<void> {
+/**
+ * A template's start command runs in each new sandbox, and the sandbox is ready once its ready
+ * command succeeds. A warm pool member runs it before it is handed out (as E2B's templates run
+ * theirs at build time), so it sees the template's environment, not the create's; a sandbox
+ * booted for its create alone runs it after /init, with both.
+ */
+export async function startTemplateCommand(
+  address: string,
+  accessToken: string,
+  build: Build,
+): Promise<void> {
   const { startCmd, readyCmd, user, workdir } = runtimeSpecOf(build);
   if (!startCmd) return;
-  // no envVars: envd has the sandbox's (template and request) since /init
-  const target = { address, accessToken: sandbox.envdAccessToken };
+  // no envVars: envd has them since its start (or /init)
+  const target = { address, accessToken };
   await runStartCommand(target, { startCmd, readyCmd, user, workdir }, { timeoutMs: START_READY_TIMEOUT_MS });
 }

@@ -53,6 +53,11 @@ export interface PoolKey {
   specFor(id: string, accessToken: string): BootSpec;
   /** This template's own limits, when it has any. */
   limits?: Partial<PoolLimits>;
+  /**
+   * Run in every member once booted, before it counts as ready (the template's start command
+   * and its ready check): a create gets a member whose servers already answer.
+   */
+  prepare?(member: PoolMember): Promise<void>;
 }
 
 interface Waiter {
@@ -328,6 +333,7 @@ export class WarmPool {
       const spec = pool.specFor(member.id, member.accessToken);
       if (!forCreate) this.yielding.add(member.id);
       member.address = await this.o.host.boot(forCreate ? spec : { ...spec, cpuShares: STOCK_SHARES });
+      await pool.prepare?.(member);
       if (!forCreate) await this.o.warmUp?.(member, spec);
     } catch (err) {
       await this.destroy(member);

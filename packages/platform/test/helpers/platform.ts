@@ -86,7 +86,13 @@ export async function startTestPlatform(
     format: "json",
   });
   const platform = await startPlatform(config, { log });
-  const apiKey = platform.firstApiKey;
+  // a store of the test's own that outlives one platform (opts.databaseUrl) has its first key
+  // already given out: such a test gets a new one
+  const apiKey =
+    platform.firstApiKey ??
+    (opts.databaseUrl
+      ? (await platform.store.teams.createKey((await platform.defaultTeam()).id, "test")).key
+      : undefined);
   if (!apiKey) throw new Error("a fresh test store should have produced a first API key");
   return {
     platform,
