@@ -11,6 +11,7 @@ import {
   brokenReply,
   type ErrorReply,
   lostReply,
+  notFoundReply,
   notRunning,
   resumeForbiddenReply,
   trafficTokenReply,
@@ -81,11 +82,7 @@ export class SandboxLocator {
     if (!location) {
       // Gone without the orchestrator telling us: drop what is left of it.
       if (pools.has(sandboxID)) pools.cut(sandboxID);
-      return notRunning(
-        sandboxID,
-        "sandbox_not_found",
-        `The sandbox ${sandboxID} was not found or is not running`,
-      );
+      return notFoundReply(sandboxID);
     }
     if (!location.autoResume || !resolver.resume) {
       return notRunning(

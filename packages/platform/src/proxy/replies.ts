@@ -51,9 +51,17 @@ export function noRouteReply(domain: string | undefined): ErrorReply {
   };
 }
 
-/** 502 for a sandbox that is unknown, killed or paused: e2b's `isRunning()` reads 502 as "not running". */
+/**
+ * 502 for a sandbox that is unknown, killed or paused: e2b's `isRunning()` reads 502 as "not
+ * running". The id goes under both the seed's key (`sandboxID`) and E2B's (`sandboxId`).
+ */
 export function notRunning(sandboxID: string, kind: ProxyErrorKind, message: string): ErrorReply {
-  return { status: 502, kind, body: { code: 502, message, sandboxID } };
+  return { status: 502, kind, body: { code: 502, message, sandboxID, sandboxId: sandboxID } };
+}
+
+/** 502 for a sandbox the platform does not know or that is gone: E2B's body, word for word. */
+export function notFoundReply(sandboxID: string): ErrorReply {
+  return notRunning(sandboxID, "sandbox_not_found", "The sandbox was not found");
 }
 
 /** 502 for a sandbox that stopped working by itself (state `error`), saying what to do. */

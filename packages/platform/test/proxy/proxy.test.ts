@@ -249,7 +249,7 @@ describe("sandbox proxy", () => {
   });
 
   describe("sandbox states", () => {
-    test("unknown sandbox: 502 {message, code, sandboxID}", async () => {
+    test("unknown sandbox: 502 with E2B's body {message, code, sandboxId} and the seed's sandboxID", async () => {
       const reply = await request(proxyPort, {
         path: "/health",
         headers: { host: `${ENVD_PORT}-nope.localhost` },
@@ -257,9 +257,10 @@ describe("sandbox proxy", () => {
       expect(reply.status).toBe(502);
       expect(reply.headers["content-type"]).toBe("application/json");
       expect(json(reply)).toEqual({
-        message: "The sandbox nope was not found or is not running",
+        message: "The sandbox was not found",
         code: 502,
         sandboxID: "nope",
+        sandboxId: "nope",
       });
       expect(proxy.metrics.errors.sandbox_not_found).toBeGreaterThan(0);
     });
