@@ -66,6 +66,8 @@ const BASE_PACKAGES = [
   "npm",
   "procps",
   "python3",
+  // `python` as well as `python3`, as E2B's base has (its own tests run `python -m http.server`)
+  "python-is-python3",
   "python3-pip",
   "python3-venv",
   "sudo",

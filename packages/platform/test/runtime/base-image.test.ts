@@ -42,10 +42,10 @@ test("user has passwordless sudo", async () => {
 
 test("the expected tools are installed", async () => {
   const out = await inImage(
-    "python3 --version && pip --version && node --version && npm --version && git --version && curl --version | head -1 && tput -T xterm cols && command -v ps",
+    "python3 --version && python --version && pip --version && node --version && npm --version && git --version && curl --version | head -1 && tput -T xterm cols && command -v ps",
     "user",
   );
-  expect(out).toMatch(/^Python 3\.11/m);
+  expect(out).toMatch(/^Python 3\.11[\s\S]*^Python 3\.11/m);
   expect(out).toMatch(/^pip \d+/m);
   // the platform's own Node.js, copied in ahead of Debian's (which npm's shebang finds too)
   expect(out).toMatch(new RegExp(`^${process.version.replace(/\./g, "\\.")}$`, "m"));
