@@ -1,6 +1,7 @@
 #!/bin/sh
-# Builds the libc shims that gVisor sandboxes preload (plain shared libraries, not addons).
+# Builds the libc shims that gVisor sandboxes preload (one plain shared library, not an addon).
 set -e
 cd "$(dirname "$0")"
 mkdir -p build/compat
-cc -shared -fPIC -O2 -Wall -o build/compat/libx-statx-compat.so statx-compat.c -ldl
+rm -f build/compat/libx-statx-compat.so
+cc -shared -fPIC -O2 -Wall -o build/compat/libx-gvisor-compat.so statx-compat.c close-range-compat.c -ldl

@@ -82,7 +82,7 @@ for (const file of await readdir(built)) {
   if (file.endsWith(".node")) await cp(path.join(built, file), path.join(out, "native", file));
 }
 
-// libc shims preloaded into gVisor sandboxes (see native/statx-compat.c).
+// libc shims preloaded into gVisor sandboxes (see native/*-compat.c).
 await cp(path.join(root, "native", "build", "compat"), path.join(out, "compat"), { recursive: true });
 
 const old = `${final}.old-${process.pid}`;

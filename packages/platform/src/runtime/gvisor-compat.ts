@@ -6,8 +6,9 @@ import { AGENT_ENVD_DIR, type BindMount } from "./oci-spec.js";
 /**
  * What a sandbox under gVisor gets bound over its template so that users notice no difference
  * from runc, written into its bundle:
- * - the release Debian ships rejects a statx() flag that `ls -l` uses: a preloaded shim from
- *   envd's bundle retries without it (the template's own preload list is kept);
+ * - the release Debian ships rejects a statx() flag that `ls -l` uses, and a close_range() up to
+ *   ~0U that GLib makes before every spawn (XFCE could start nothing): preloaded shims from
+ *   envd's bundle get round both (the template's own preload list is kept);
  * - runsc puts a tmpfs on /tmp unless the spec mounts something there: the template's /tmp is
  *   bound instead, so writes land in the sandbox's own layer as under runc;
  * - its boot id (see boot-id.ts) is bound where Linux shows it;
@@ -22,7 +23,7 @@ export async function gvisorCompat(
   const bootId = await writeBootId(bundleDir);
   const own = await readFile(path.join(rootfs, "etc", "ld.so.preload"), "utf8").catch(() => "");
   const preload = path.join(bundleDir, "ld.so.preload");
-  await writeFile(preload, `${path.join(AGENT_ENVD_DIR, "compat", "libx-statx-compat.so")}\n${own}`);
+  await writeFile(preload, `${path.join(AGENT_ENVD_DIR, "compat", "libx-gvisor-compat.so")}\n${own}`);
   const binds = [
     { source: preload, destination: "/etc/ld.so.preload", readonly: true },
     { source: path.join(rootfs, "tmp"), destination: "/tmp", readonly: false },
