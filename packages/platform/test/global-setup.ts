@@ -77,4 +77,26 @@ export default async function globalSetup(): Promise<void> {
   });
   if (image.built)
     process.stderr.write(`base image built in ${Math.round((Date.now() - started) / 1000)} s\n`);
+  await installShipped();
+}
+
+/**
+ * The templates that ship with the platform, built once per run before any test file (their
+ * Debian packages make minutes of work the first time; seconds when cached): the suites that
+ * use them then find them ready. X_TEST_SHIPPED_TEMPLATES=0 leaves them to those suites, for a
+ * quick run of other files.
+ */
+async function installShipped(): Promise<void> {
+  if (process.env.X_TEST_SHIPPED_TEMPLATES === "0") return;
+  const { SHIPPED_TEMPLATES } =
+    require("../src/model/template.js") as typeof import("../src/model/template.js");
+  const { installShippedTemplates, READY_ENV } =
+    require("./helpers/shipped-templates.js") as typeof import("./helpers/shipped-templates.js");
+  const started = Date.now();
+  await installShippedTemplates([...SHIPPED_TEMPLATES]);
+  // test workers start after this and inherit the environment
+  process.env[READY_ENV] = SHIPPED_TEMPLATES.join(",");
+  process.stderr.write(
+    `shipped templates (${SHIPPED_TEMPLATES.join(", ")}) ready in ${Math.round((Date.now() - started) / 1000)} s\n`,
+  );
 }

@@ -17,8 +17,17 @@ const X_BIN = path.resolve(__dirname, "../../../cli/bin/x.mjs");
 const LOCK = path.join(TEST_DATA_DIR, "shipped-templates.lock");
 const run = promisify(execFile);
 
-/** Installs `names` with `x template install`, as an operator does; one suite at a time. */
+/** Set by the suite's global set-up once it has installed every shipped template. */
+export const READY_ENV = "X_TEST_SHIPPED_TEMPLATES_READY";
+
+/**
+ * Installs `names` with `x template install`, as an operator does; one caller at a time. The
+ * suite's global set-up installs them all before any test file runs (so no build competes with
+ * the tests for the CPU); a file run on its own installs what it needs here.
+ */
 export async function installShippedTemplates(names: string[]): Promise<void> {
+  const ready = (process.env[READY_ENV] ?? "").split(",");
+  if (names.every((n) => ready.includes(n))) return;
   await withLock(async () => {
     const t = await startTestPlatform({
       runtime: "runc",
