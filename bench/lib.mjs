@@ -24,6 +24,7 @@ export const bench = {
     api: {},
     tti: {},
     cluster: {},
+    shipped: {},
     errors: [],
     notes: [],
   },

@@ -17,7 +17,10 @@ const usedNets = new Set();
  * Starts a platform on `dataDir` with the given warm pool size. Close it with closePlatform, which
  * kills every sandbox it made.
  */
-export async function openPlatform(dataDir, { warmPoolSize = DEFAULTS.warmPoolSize, defaultRuntime }) {
+export async function openPlatform(
+  dataDir,
+  { warmPoolSize = DEFAULTS.warmPoolSize, defaultRuntime, reuse = false },
+) {
   const { opts } = bench;
   // the sandbox tests use 10.100-249: the bench keeps to 10.250-255
   let n = Math.floor(Math.random() * 6);
@@ -57,6 +60,11 @@ export async function openPlatform(dataDir, { warmPoolSize = DEFAULTS.warmPoolSi
     apiKey: platform.firstApiKey,
     live: new Set(),
   };
+  // a data dir kept between runs (reuse) has given out its first key: it gets a new one
+  if (!ctx.apiKey && reuse) {
+    const team = await platform.defaultTeam();
+    ctx.apiKey = (await platform.store.teams.createKey(team.id, "bench")).key;
+  }
   if (!ctx.apiKey) {
     await closePlatform(ctx);
     throw new Error("the platform did not hand out a first API key (data dir reused?)");

@@ -14,6 +14,7 @@ export const TARGETS = {
   ttiSequentialP50Ms: { runc: 40, runsc: 200 },
   ttiStaggeredVsSequential: 1.5,
   ttiBurstVsCpuBound: { 20: 1.5, 100: 2 },
+  codeInterpreterVsBase: 2,
 };
 
 /** One row per DESIGN §8 figure and runtime: the result and whether it meets its target. */
@@ -161,6 +162,20 @@ export function targetRows() {
           : "",
       );
     }
+  }
+  for (const rt of opts.runtimes) {
+    const S = results.shipped[rt];
+    if (!S) continue;
+    atMost(
+      "create → first `runCode` result (code interpreter, warm pool), p50 (× base create → first command)",
+      rt,
+      TARGETS.codeInterpreterVsBase,
+      S.codeInterpreter?.p50 && S.base?.p50 ? S.codeInterpreter.p50 / S.base.p50 : undefined,
+      "×",
+      S.codeInterpreter
+        ? `@e2b/code-interpreter: p50 ${fmt(S.codeInterpreter.p50, 0)} ms vs base ${fmt(S.base?.p50, 0)} ms, same platform`
+        : "",
+    );
   }
   const f = results.floors;
   for (const r of rows) {
@@ -545,6 +560,29 @@ export function markdown(meta) {
     pair(`create → first run("true"), pooled (${C.create?.direct.n ?? 0} each)`, C.create);
     pair(`run("true") (${C.run?.direct.n ?? 0} each)`, C.run);
     pair(`getInfo (${C.getInfo?.direct.n ?? 0} each)`, C.getInfo);
+  }
+
+  const shipped = opts.runtimes.filter((rt) => results.shipped[rt]);
+  if (shipped.length) {
+    L.push(
+      "",
+      "## E2B's packages on the shipped templates (warm pool)",
+      "",
+      "Through the unchanged `@e2b/code-interpreter` and `@e2b/desktop`, on one platform per runtime, each create after the pool refilled. The desktop's create includes the SDK's own start of Xvfb and XFCE (commands it runs and polls through envd).",
+      "",
+      "| figure | runtime | p50 | p95 | n | × base |",
+      "|---|---|---|---|---|---|",
+    );
+    for (const rt of shipped) {
+      const S = results.shipped[rt];
+      for (const [name, v] of [
+        ["base: create → first `run(true)`", S.base],
+        ["code-interpreter-v1: create → first `runCode` result", S.codeInterpreter],
+        ["desktop: create (SDK start-up) → first screenshot", S.desktop],
+      ])
+        if (v?.n)
+          row([name, rt, `${fmt(v.p50, 0)} ms`, `${fmt(v.p95, 0)} ms`, v.n, ratio(v.p50, S.base?.p50)]);
+    }
   }
 
   L.push("", "## Notes", "");

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { sandboxEnvs } from "./envs.js";
 import { type ExecutionEvent, KernelProcess } from "./kernel-process.js";
 import { kernelSpec, type Layout } from "./kernel-specs.js";
-import { envCode, type Language } from "./languages.js";
+import { envCode, type Language, NOTHING } from "./languages.js";
 
 export interface ContextInfo {
   id: string;
@@ -47,6 +47,17 @@ export class Context {
     await kernel.start();
     this.kernel = kernel;
     this.sandboxVars = undefined;
+  }
+
+  /**
+   * Runs nothing, silently: a kernel's first execution pays for what it loads on first use
+   * (IPython's compiler and history, V8's first compile), which a user's first run then does not.
+   */
+  warmUp(): Promise<void> {
+    return this.exclusive(async () => {
+      const kernel = await this.liveKernel();
+      await kernel.execute(NOTHING[this.language], { silent: true }, () => undefined);
+    });
   }
 
   /** A fresh kernel under the same id: state gone, variables given again on the next execution. */

@@ -80,3 +80,13 @@ export function envCode(language: Language, envs: Record<string, string | undefi
   }
   return lines.join("\n");
 }
+
+/** A statement that does nothing, run once in a new default context so its first real run is not its kernel's first. */
+export const NOTHING: Record<Language, string> = {
+  python: "pass",
+  javascript: "0",
+  typescript: "0",
+  r: "invisible(NULL)",
+  bash: ":",
+  java: "0;",
+};

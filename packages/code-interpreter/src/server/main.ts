@@ -26,7 +26,9 @@ server.keepAliveTimeout = 640_000;
 server.listen(port, "0.0.0.0", () => {
   process.stderr.write(`code interpreter listening on :${port} (${path.basename(home)})\n`);
 });
-Promise.all([contexts.default("python"), contexts.default("javascript")]).then(
+Promise.all(
+  (["python", "javascript"] as const).map(async (language) => (await contexts.default(language)).warmUp()),
+).then(
   () => {
     ready = true;
     process.stderr.write("code interpreter: default contexts ready\n");

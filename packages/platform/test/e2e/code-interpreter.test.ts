@@ -5,6 +5,8 @@
  * store both platforms here start on.
  */
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import http2 from "node:http2";
 import path from "node:path";
 import { promisify } from "node:util";
 import { Sandbox } from "@e2b/code-interpreter";
@@ -38,7 +40,7 @@ describe.each(["runc", "runsc"] as const)("@e2b/code-interpreter on %s", (runtim
   let restoreEnv = () => {};
 
   beforeAll(async () => {
-    t = await startTestPlatform({ runtime, databaseUrl: SHIPPED_STORE, config: { warmPoolSize: 1 } });
+    t = await startTestPlatform({ runtime, databaseUrl: SHIPPED_STORE, config: { warmPoolSize: 1, tlsPort: 0 } });
     restoreEnv = pointE2bClient(t);
   });
 
@@ -279,6 +281,39 @@ describe.each(["runc", "runsc"] as const)("@e2b/code-interpreter on %s", (runtim
     expect(next).toEqual({ ok: true, value: "2" });
   });
 
+  test("an HTTP/2 client that resets its stream interrupts the cell at once", async () => {
+    const sbx = await Sandbox.create();
+    const host = sbx.getHost(49999);
+    const session = http2.connect(`https://127.0.0.1:${t.platform.tlsPort}`, {
+      ca: readFileSync(t.platform.caFile!),
+      servername: host.replace(/:\d+$/, ""),
+    });
+    try {
+      const req = session.request({
+        ":method": "POST",
+        ":path": "/execute",
+        ":authority": host,
+        "content-type": "application/json",
+      });
+      req.end(JSON.stringify({ code: "import time; print('started', flush=True); time.sleep(300)" }));
+      // the cell is running once its first output arrives
+      let seen = "";
+      await new Promise<void>((resolve, reject) => {
+        req.on("data", (chunk: Buffer) => {
+          seen += chunk.toString();
+          if (seen.includes("started")) resolve();
+        });
+        req.on("error", reject);
+      });
+      req.close(http2.constants.NGHTTP2_CANCEL);
+      const next = await sbx.runCode("1 + 1", { timeoutMs: 10_000 });
+      expect(next.text).toBe("2");
+    } finally {
+      session.close();
+      await sbx.kill();
+    }
+  });
+
   test("a sandbox killed during a run ends the run with the SDK's 'was killed' error", async () => {
     const { run } = await clientScenario(t, "killed");
     expect(run).toMatchObject({
@@ -287,8 +322,17 @@ describe.each(["runc", "runsc"] as const)("@e2b/code-interpreter on %s", (runtim
       message: expect.stringMatching(/sandbox was killed while the request was in progress/),
     });
   });
+});
 
-  test("a shipped template that is not installed says how to install it", async () => {
-    await expect(Sandbox.create("desktop")).rejects.toThrow(/x template install desktop/);
-  });
+test("a platform where code-interpreter-v1 is not installed says how to install it", async () => {
+  const bare = await startTestPlatform({ runtime: "runc" });
+  const restore = pointE2bClient(bare);
+  try {
+    await expect(Sandbox.create()).rejects.toThrow(
+      /template 'code-interpreter-v1' is not installed on this platform: its operator installs it with 'x template install code-interpreter-v1'/,
+    );
+  } finally {
+    restore();
+    await bare.stop();
+  }
 });
