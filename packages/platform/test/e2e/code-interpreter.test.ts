@@ -40,7 +40,11 @@ describe.each(["runc", "runsc"] as const)("@e2b/code-interpreter on %s", (runtim
   let restoreEnv = () => {};
 
   beforeAll(async () => {
-    t = await startTestPlatform({ runtime, databaseUrl: SHIPPED_STORE, config: { warmPoolSize: 1, tlsPort: 0 } });
+    t = await startTestPlatform({
+      runtime,
+      databaseUrl: SHIPPED_STORE,
+      config: { warmPoolSize: 1, tlsPort: 0 },
+    });
     restoreEnv = pointE2bClient(t);
   });
 
