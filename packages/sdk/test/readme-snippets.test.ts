@@ -115,6 +115,9 @@ function typeErrors(dir: string): string[] {
   };
   for (const pkg of ["sdk", "envd", "envd-client", "platform", "platform-client"])
     paths[`@x/${pkg}`] = [path.join(packagesDir, pkg, "src/index.ts")];
+  // E2B's own packages, which the README shows against this platform (devDependencies of the SDK)
+  for (const name of ["@e2b/code-interpreter", "@e2b/desktop"])
+    paths[name] = [path.join(packagesDir, "sdk/node_modules", name, "dist/index.d.mts")];
   const program = ts.createProgram([...files.keys()], {
     target: ts.ScriptTarget.ES2022,
     lib: ["lib.es2023.d.ts", "lib.dom.d.ts"],
