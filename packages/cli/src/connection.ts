@@ -46,19 +46,26 @@ function env(...names: string[]): string | undefined {
   return undefined;
 }
 
-/** Resolves flags and environment into a connection; refuses to go on without a key. */
-export function connect(values: ConnectionValues): Connection {
+/** Where the platform's API and sandbox proxy are, from flags and then the environment. */
+export function endpoints(values: ConnectionValues): { apiUrl: string; proxyUrl: string } {
   const flag = (name: string) => values[name] as string | undefined;
   const domain = flag("domain") ?? env("X_DOMAIN", "E2B_DOMAIN");
-  const apiUrl =
-    flag("api-url") ??
-    env("X_API_URL", "E2B_API_URL") ??
-    (domain ? `https://api.${domain}` : "http://localhost:3000");
-  const proxyUrl =
-    flag("proxy-url") ??
-    env("X_PROXY_URL", "X_SANDBOX_URL", "E2B_SANDBOX_URL") ??
-    (domain ? `https://${domain}` : "http://localhost:3002");
-  const apiKey = flag("api-key") ?? env("X_API_KEY", "E2B_API_KEY");
+  return {
+    apiUrl:
+      flag("api-url") ??
+      env("X_API_URL", "E2B_API_URL") ??
+      (domain ? `https://api.${domain}` : "http://localhost:3000"),
+    proxyUrl:
+      flag("proxy-url") ??
+      env("X_PROXY_URL", "X_SANDBOX_URL", "E2B_SANDBOX_URL") ??
+      (domain ? `https://${domain}` : "http://localhost:3002"),
+  };
+}
+
+/** Resolves flags and environment into a connection; refuses to go on without a key. */
+export function connect(values: ConnectionValues): Connection {
+  const { apiUrl, proxyUrl } = endpoints(values);
+  const apiKey = (values["api-key"] as string | undefined) ?? env("X_API_KEY", "E2B_API_KEY");
   if (!apiKey) {
     throw new CliError(
       "no API key: run `x keys create NAME` on the platform's host and set X_API_KEY (or pass --api-key)",

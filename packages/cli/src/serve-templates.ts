@@ -12,7 +12,7 @@ import { installShippedTemplate, loadShippedTemplate } from "./template/install.
  */
 export async function keepShippedTemplates(
   platform: Platform,
-  apiUrl: string,
+  at: { apiUrl: string; proxyUrl: string },
   names: string[],
   io: Io,
 ): Promise<void> {
@@ -21,7 +21,7 @@ export async function keepShippedTemplates(
     try {
       const t = await loadShippedTemplate(name);
       progress.status(`installing ${name}`);
-      const result = await asSystemTeam(platform.store, apiUrl, (conn) =>
+      const result = await asSystemTeam(platform.store, at, (conn) =>
         installShippedTemplate(conn, t, progress),
       );
       progress.stop();

@@ -4,6 +4,7 @@ import {
   createLogger,
   DEFAULTS,
   type ImageBuildProgress,
+  isShippedTemplate,
   LOG_LEVELS,
   type LogFormat,
   type LogLevel,
@@ -182,7 +183,7 @@ export function serveConfig(argv: string[]): ServeOptions {
   registrySettings({ mirrors: registryMirrors, insecure: insecureRegistries });
   const templates = list(values.templates ?? env.X_TEMPLATES) ?? [];
   for (const name of templates) {
-    if (!(SHIPPED_TEMPLATES as readonly string[]).includes(name))
+    if (!isShippedTemplate(name))
       throw new Error(
         `--templates: '${name}' is not a template that ships with the platform (${SHIPPED_TEMPLATES.join(", ")})`,
       );
@@ -329,7 +330,7 @@ export async function serve(argv: string[]): Promise<number> {
   );
   const kept =
     runDemo && !templates.includes(CODE_INTERPRETER) ? [...templates, CODE_INTERPRETER] : templates;
-  const installing = keepShippedTemplates(platform, apiUrl, kept, processIo);
+  const installing = keepShippedTemplates(platform, { apiUrl, proxyUrl }, kept, processIo);
   if (runDemo) {
     // the demo shows a create as users get it once the platform has warmed up
     await platform.warmPool.whenFull().catch(() => undefined);

@@ -9,7 +9,7 @@ export {
 export { type ClusterNodeConfig, DEFAULTS, type PlatformConfig } from "./config.js";
 export { createLogger, LOG_LEVELS, type LogFormat, type Logger, type LogLevel } from "./lib/log.js";
 export type { ApiKey, Team } from "./model/team.js";
-export { SHIPPED_TEMPLATES } from "./model/template.js";
+export { isShippedTemplate, SHIPPED_TEMPLATES } from "./model/template.js";
 export {
   ENVD_VERSION,
   PLATFORM_VERSION,

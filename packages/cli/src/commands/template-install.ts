@@ -1,6 +1,6 @@
 import { openStore, SHIPPED_TEMPLATES, type Store, systemTeam } from "@x/platform";
 import { createPlatformClient } from "@x/platform-client";
-import { CliError, type Connection, explain } from "../connection.js";
+import { CliError, type Connection, endpoints, explain } from "../connection.js";
 import { type Io, print } from "../output/io.js";
 import { createProgress } from "../output/progress.js";
 import { STORE_HELP, STORE_OPTIONS, storeLocation } from "../store-location.js";
@@ -29,18 +29,13 @@ ${STORE_HELP}  --json              machine-readable output
  */
 export async function asSystemTeam<T>(
   store: Store,
-  apiUrl: string,
+  at: { apiUrl: string; proxyUrl: string },
   fn: (conn: Connection) => Promise<T>,
 ): Promise<T> {
   const team = await systemTeam(store);
   const { key, apiKey } = await store.teams.createKey(team.id, "x template install");
   try {
-    return await fn({
-      apiUrl,
-      proxyUrl: "",
-      apiKey: key,
-      api: createPlatformClient({ baseUrl: apiUrl, apiKey: key }),
-    });
+    return await fn({ ...at, apiKey: key, api: createPlatformClient({ baseUrl: at.apiUrl, apiKey: key }) });
   } finally {
     await store.teams.revokeKey(team.id, apiKey.id);
   }
@@ -61,18 +56,14 @@ export async function templateInstall(argv: string[], io: Io): Promise<number> {
   const names = values.all ? [...SHIPPED_TEMPLATES] : positionals;
   if (names.length === 0) throw new CliError(`${command}: name a template or pass --all\n${INSTALL_HELP}`, 2);
   const templates = await Promise.all(names.map(loadShippedTemplate));
-  const apiUrl =
-    (values["api-url"] as string | undefined) ??
-    process.env.X_API_URL ??
-    process.env.E2B_API_URL ??
-    "http://localhost:3000";
+  const at = endpoints(values);
   const store = await openStore(storeLocation(values as { "data-dir"?: string; "database-url"?: string }));
   const results = [];
   try {
     for (const t of templates) {
       const progress = createProgress(io);
       try {
-        const result = await asSystemTeam(store, apiUrl, (conn) =>
+        const result = await asSystemTeam(store, at, (conn) =>
           installShippedTemplate(conn, t, progress, { skipCache: Boolean(values["no-cache"]) }),
         );
         progress.stop();

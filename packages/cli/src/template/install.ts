@@ -3,7 +3,7 @@ import { cp, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { SHIPPED_TEMPLATES } from "@x/platform";
+import { isShippedTemplate, SHIPPED_TEMPLATES } from "@x/platform";
 import { parse as parseYaml } from "yaml";
 import { CliError, type Connection, call } from "../connection.js";
 import type { Progress } from "../output/progress.js";
@@ -40,7 +40,7 @@ export function shippedTemplatesDir(): string {
 }
 
 export async function loadShippedTemplate(name: string): Promise<ShippedTemplate> {
-  if (!(SHIPPED_TEMPLATES as readonly string[]).includes(name)) {
+  if (!isShippedTemplate(name)) {
     throw new CliError(
       `'${name}' is not a template that ships with the platform (those are: ${SHIPPED_TEMPLATES.join(", ")})`,
       2,

@@ -10,6 +10,12 @@ export const BASE_ALIAS = "base";
  */
 export const SHIPPED_TEMPLATES = ["code-interpreter-v1", "desktop"] as const;
 
+export type ShippedTemplateName = (typeof SHIPPED_TEMPLATES)[number];
+
+export function isShippedTemplate(name: string): name is ShippedTemplateName {
+  return (SHIPPED_TEMPLATES as readonly string[]).includes(name);
+}
+
 /** What a create of a shipped template that is not installed is told. */
 export function notInstalledMessage(name: string): string {
   return `template '${name}' is not installed on this platform: its operator installs it with 'x template install ${name}' (or starts 'x serve --templates ${name}' to keep it built)`;

@@ -2,7 +2,7 @@ import type { Schemas } from "@x/platform-client";
 import { conflict, forbidden, invalid, notFound } from "../../model/errors.js";
 import type { RuntimeName, Sandbox } from "../../model/sandbox.js";
 import type { Team } from "../../model/team.js";
-import { notInstalledMessage, parseTemplateRef, SHIPPED_TEMPLATES } from "../../model/template.js";
+import { isShippedTemplate, notInstalledMessage, parseTemplateRef } from "../../model/template.js";
 import type { Orchestrator } from "../../orchestrator/orchestrator.js";
 import type { Store } from "../../store/index.js";
 import type { Volumes } from "../../volumes/volumes.js";
@@ -114,7 +114,7 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
     const ref = parseTemplateRef(body.templateID);
     const template = await o.store.templates.resolveTemplate(ref, team);
     if (!template) {
-      const shipped = (SHIPPED_TEMPLATES as readonly string[]).includes(ref.name) && !ref.namespace;
+      const shipped = isShippedTemplate(ref.name) && !ref.namespace;
       throw notFound(shipped ? notInstalledMessage(ref.name) : `template '${body.templateID}' not found`);
     }
     if (template.teamId !== team.id && !template.public) {
