@@ -28,10 +28,11 @@ class Interrupted extends Error {
 // a SIGINT outside a synchronous cell ends an asynchronous one instead of the kernel
 process.on("SIGINT", () => abortRunning?.(new Interrupted()));
 
+const cellModule = { exports: {} };
 Object.assign(globalThis, {
   require: createRequire(path.join(process.cwd(), "__cell__.js")),
-  module: { exports: {} },
-  exports: {},
+  module: cellModule,
+  exports: cellModule.exports,
   __filename: path.join(process.cwd(), "__cell__.js"),
   __dirname: process.cwd(),
 });
@@ -73,7 +74,6 @@ function compile(source: string): { script: string } | { prelude: string; body: 
     ast = acorn.parse(code, {
       ecmaVersion: "latest",
       sourceType: "script",
-      allowReturnOutsideFunction: false,
     });
     return { script: code };
   } catch {
