@@ -1,8 +1,9 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, rmdirSync, statSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { startTestPlatform, TEST_DATA_DIR } from "./platform.js";
+import { X_BIN } from "./x-serve.js";
 
 /**
  * The templates that ship with the platform (code-interpreter-v1, desktop) are built once per
@@ -13,7 +14,6 @@ import { startTestPlatform, TEST_DATA_DIR } from "./platform.js";
  */
 export const SHIPPED_STORE = `sqlite:${path.join(TEST_DATA_DIR, "shipped-templates.db")}`;
 
-const X_BIN = path.resolve(__dirname, "../../../cli/bin/x.mjs");
 const LOCK = path.join(TEST_DATA_DIR, "shipped-templates.lock");
 const run = promisify(execFile);
 
@@ -54,22 +54,40 @@ export async function installShippedTemplates(names: string[]): Promise<void> {
   });
 }
 
-/** A directory as the lock: made by one process at a time; one older than an hour is a leftover. */
+/**
+ * A file as the lock, holding its owner's pid: made by one process at a time. A lock whose owner
+ * is gone (a killed run) is a leftover and is taken over at once.
+ */
 async function withLock(fn: () => Promise<void>): Promise<void> {
   for (;;) {
     try {
-      mkdirSync(LOCK);
+      writeFileSync(LOCK, String(process.pid), { flag: "wx" });
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      const age = Date.now() - (statSync(LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
-      if (age > 3_600_000) rmdirSync(LOCK);
+      let owner = 0;
+      try {
+        owner = Number(readFileSync(LOCK, "utf8"));
+      } catch {
+        // gone meanwhile, or not a lock file of ours: taken over below
+      }
+      if (!isAlive(owner)) rmSync(LOCK, { force: true, recursive: true });
       else await new Promise((r) => setTimeout(r, 1000));
     }
   }
   try {
     await fn();
   } finally {
-    rmdirSync(LOCK);
+    rmSync(LOCK, { force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }

@@ -14,7 +14,8 @@ import { freePort } from "./free-port.js";
 import { TEST_DATA_DIR } from "./platform.js";
 import { testNetwork } from "./test-networks.js";
 
-const X_BIN = path.resolve(__dirname, "../../../cli/bin/x.mjs");
+/** The `x` command, as an operator runs it. */
+export const X_BIN = path.resolve(__dirname, "../../../cli/bin/x.mjs");
 /** Where each `x serve` under test keeps its data (swept before a run: see sweepTestLeftovers). */
 export const X_SERVE_DATA_PREFIX = "/var/tmp/x-serve-test-";
 export const RUNTIMES = ["runc", "runsc"] as const;
