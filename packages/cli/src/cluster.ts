@@ -18,9 +18,11 @@ import {
   startPlatform,
   startProxyRole,
 } from "@x/platform";
+import { cleanupCommandFor } from "./cleanup.js";
 import { type Io, processIo } from "./output/io.js";
 import { table } from "./output/table.js";
 import { serveConfig } from "./serve.js";
+import { type StopSignal, stopSignal } from "./stop-signal.js";
 
 const NODE_HELP = `x node: run this host as a node of a cluster (sandboxes, warm pool, builds, volumes)
 
@@ -108,15 +110,13 @@ function roleOptions(argv: string[], defaultPort: number, extra: Record<string, 
   };
 }
 
-/** Runs a role until SIGTERM or SIGINT. */
+/** Runs a role until SIGTERM or SIGINT (listened for since `stop` was made). */
 async function runUntilStopped(
   role: RunningRole | { close(): Promise<void> },
   what: string,
+  stop: StopSignal = stopSignal(),
 ): Promise<number> {
-  await new Promise<void>((resolve) => {
-    process.once("SIGTERM", resolve);
-    process.once("SIGINT", resolve);
-  });
+  await stop.requested;
   process.stdout.write(`x: ${what} shutting down\n`);
   await role.close();
   return 0;
@@ -238,6 +238,7 @@ export async function node(argv: string[], io: Io = processIo): Promise<number> 
   if (maxText !== undefined && !/^[1-9]\d*$/.test(maxText))
     throw new Error(`--max-sandboxes must be a whole number ≥ 1, got ${maxText}`);
   const layerStore = own["layer-store"] ?? env.X_LAYER_STORE;
+  const stop = stopSignal();
   const platform = await startPlatform(
     {
       ...config,
@@ -249,10 +250,14 @@ export async function node(argv: string[], io: Io = processIo): Promise<number> 
         ...(layerStore ? { layerStore } : {}),
       },
     },
-    { log: createLogger({ level: logLevel, ...(logFormat ? { format: logFormat } : {}) }) },
-  );
+    {
+      log: createLogger({ level: logLevel, ...(logFormat ? { format: logFormat } : {}) }),
+      signal: stop.signal,
+      cleanupCommand: cleanupCommandFor(config, name),
+    },
+  ).catch(stop.explain);
   io.out(
     `x: node ${name} ready — API on ${advertise}:${platform.apiPort}, sandbox traffic on ${advertise}:${platform.proxyPort}\n`,
   );
-  return runUntilStopped(platform, `node ${name}`);
+  return runUntilStopped(platform, `node ${name}`, stop);
 }

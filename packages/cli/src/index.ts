@@ -13,6 +13,7 @@ const USAGE = `usage: x <command> [options]
 run the platform:
   serve     run the platform in this process (x serve --help)
   keys      create, list and revoke API keys (x keys --help)
+  cleanup   remove what a platform killed without stopping left (x cleanup --help)
 
 run a cluster (one PostgreSQL catalog; see deploy/README.md):
   node      a host of sandboxes; list, drain and undrain nodes (x node --help)
@@ -33,6 +34,8 @@ async function dispatch(command: string | undefined, rest: string[], io: Io): Pr
     // the platform itself is loaded only by the commands that run it
     case "serve":
       return (await import("./serve.js")).serve(rest);
+    case "cleanup":
+      return (await import("./cleanup.js")).cleanup(rest, io);
     case "keys":
       return (await import("./keys.js")).keys(rest, io);
     case "node":

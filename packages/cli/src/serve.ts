@@ -13,11 +13,13 @@ import {
   SHIPPED_TEMPLATES,
   startPlatform,
 } from "@x/platform";
+import { cleanupCommandFor } from "./cleanup.js";
 import { CODE_INTERPRETER, codeInterpreterDemo, demo } from "./demo.js";
 import { envdBundleDir } from "./envd-dir.js";
 import { processIo } from "./output/io.js";
 import { createProgress, type Progress } from "./output/progress.js";
 import { keepShippedTemplates } from "./serve-templates.js";
+import { stopSignal } from "./stop-signal.js";
 import { STORE_HELP, STORE_OPTIONS, storeLocation } from "./store-location.js";
 
 const DEFAULT_TLS_PORT = 3003;
@@ -286,8 +288,16 @@ export async function serve(argv: string[]): Promise<number> {
   const format = logFormatOf(logFormat);
   const { logs, onBaseImageProgress, stopBar } = serveConsole(format);
   const log = createLogger({ level: logLevel, format, destination: logs });
+  const stop = stopSignal();
   // a base image build that failed takes its bar down too
-  const platform = await startPlatform(config, { log, onBaseImageProgress }).finally(stopBar);
+  const platform = await startPlatform(config, {
+    log,
+    onBaseImageProgress,
+    signal: stop.signal,
+    cleanupCommand: cleanupCommandFor(config),
+  })
+    .catch(stop.explain)
+    .finally(stopBar);
   // the bound ports (--port 0 picks free ones), at the address listened on when it is a single one
   const { host } = config;
   const shown = host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host;
@@ -346,10 +356,7 @@ export async function serve(argv: string[]): Promise<number> {
       await platform.store.teams.revokeKey(team.id, apiKey.id);
     }
   }
-  await new Promise<void>((resolve) => {
-    process.once("SIGTERM", resolve);
-    process.once("SIGINT", resolve);
-  });
+  await stop.requested;
   process.stdout.write("x: shutting down (sandboxes keep running and are adopted on the next start)\n");
   await platform.close();
   return 0;

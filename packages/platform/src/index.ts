@@ -1,4 +1,5 @@
 export { presentKey } from "./api/routes/keys.js";
+export { type CleanupConfig, type CleanupReport, cleanUpLeftovers } from "./cleanup.js";
 export {
   DEFAULT_NODE_TIMEOUT_MS,
   type RunningRole,

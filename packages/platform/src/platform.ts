@@ -1,17 +1,19 @@
 import { mkdir } from "node:fs/promises";
-import http from "node:http";
 import path from "node:path";
 import { warmUpEnvd } from "./agent/init.js";
 import { installEnvd } from "./agent/install.js";
 import { createApi } from "./api/index.js";
+import { childRecords, claimRunDir, poolRecordDir, runDirOf } from "./cleanup.js";
 import { NodeRole } from "./cluster/node-role.js";
 import { requirePostgres } from "./cluster/roles.js";
 import { type PlatformConfig, warmPoolMax } from "./config.js";
-import { listen } from "./lib/http.js";
+import { bindFrontPorts } from "./front-ports.js";
+import { crashPoint } from "./lib/crash-point.js";
+import { Guardian } from "./lib/guardian.js";
 import { createLogger, type Logger } from "./lib/log.js";
+import { Teardown } from "./lib/teardown.js";
 import type { Team } from "./model/team.js";
 import { hostResolvers, parseUpstream } from "./network/dns-forwarder.js";
-import { DomainDns, reachableAddress } from "./network/domain-dns.js";
 import { EgressServices } from "./network/egress.js";
 import { createNetworkManager } from "./network/network-manager.js";
 import { withMetricsEndpoint } from "./observability/metrics-endpoint.js";
@@ -20,14 +22,7 @@ import { createPlatformMetrics } from "./observability/platform-metrics.js";
 import { BootBudget } from "./orchestrator/boot-budget.js";
 import { Orchestrator } from "./orchestrator/orchestrator.js";
 import { WarmPool } from "./orchestrator/warm-pool.js";
-import {
-  createProxyServer,
-  listenHttps,
-  type ProxyServer,
-  proxyCertificate,
-  registerProxyMetrics,
-  reportedDomain,
-} from "./proxy/index.js";
+import { proxyCertificate, registerProxyMetrics } from "./proxy/index.js";
 import type { ImageBuildProgress } from "./rootfs/base-image.js";
 import { availableRuntimes, chooseDefaultRuntime } from "./runtime/available.js";
 import { devNullProblem } from "./runtime/host-devices.js";
@@ -79,15 +74,52 @@ export interface PlatformHooks {
   log?: Logger;
   /** Progress of the base image build (minutes, on first start); logged by phase when unset. */
   onBaseImageProgress?(p: ImageBuildProgress): void;
+  /**
+   * Stops a start under way (SIGTERM while starting): what it had set up is taken down, in
+   * reverse, and the start rejects with the signal's reason.
+   */
+  signal?: AbortSignal;
+  /**
+   * The command that removes what this platform leaves if its process dies without stopping
+   * (`x cleanup` for its data directory and prefix): started by a watcher process the moment
+   * it dies, so warm-pool members and helpers never outlive it (see cleanup.ts). Without it,
+   * the next start removes them.
+   */
+  cleanupCommand?: { argv: readonly string[]; env?: NodeJS.ProcessEnv };
 }
 
 /**
  * Starts store, orchestrator, API and proxy in this process: the embedded platform. This
- * function only wires the parts together and orders their start and stop.
+ * function only wires the parts together and orders their start and stop: each part started
+ * puts its stop on a teardown, which a stop runs in reverse and a failed start runs as far as
+ * it got, so a start that fails leaves nothing behind.
  */
 export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks = {}): Promise<Platform> {
   const root = hooks.log ?? createLogger();
   const log = root.child({ component: "platform" });
+  const teardown = new Teardown(log);
+  const stopping = { destroy: false };
+  try {
+    return await wire(config, hooks, root, teardown, stopping);
+  } catch (err) {
+    await teardown.unwind();
+    throw err;
+  }
+}
+
+async function wire(
+  config: PlatformConfig,
+  hooks: PlatformHooks,
+  root: Logger,
+  teardown: Teardown,
+  stopping: { destroy: boolean },
+): Promise<Platform> {
+  const log = root.child({ component: "platform" });
+  // a stop asked for (SIGTERM) is seen at the next of these; the turn lets its handler run first
+  const aborted = async () => {
+    await new Promise((resolve) => setImmediate(resolve));
+    hooks.signal?.throwIfAborted();
+  };
   await mkdir(config.dataDir, { recursive: true });
   // settings that can be refused are read before anything starts
   const dnsListen =
@@ -102,11 +134,26 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
           keyFile: config.tlsKeyFile,
         });
   if (config.cluster) requirePostgres(config.databaseUrl, "node");
+  teardown.defer("run directory", await claimRunDir(config, log));
+  if (hooks.cleanupCommand) {
+    const guardian = Guardian.start({
+      ...hooks.cleanupCommand,
+      logFile: path.join(runDirOf(config), "cleanup.log"),
+    });
+    teardown.defer("guardian", () => guardian.release());
+  }
+  // ports first: one that is taken fails the start before anything is booted
+  const front = await bindFrontPorts({ config, tlsIdentity, dnsListen, log: root });
+  teardown.defer("listeners", () => front.close());
+  await aborted();
   const store = await openStore({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
     nodeId: config.cluster?.nodeId,
   });
+  teardown.defer("store", () => store.close());
+  const children = childRecords(config, root);
+  await children.endLeftovers();
   // beyond one machine: layers come from and go to other nodes, bootstrap is shared
   const node =
     config.cluster &&
@@ -132,10 +179,16 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
   const egress = new EgressServices({
     network,
     upstreams: config.dnsUpstreams ? config.dnsUpstreams.map((u) => parseUpstream(u)) : await hostResolvers(),
+    children,
     log: root,
   });
   network.onRemoved = (id) => egress.forget(id);
   const egressPorts = await egress.start();
+  teardown.defer("egress services", () => egress.close());
+  // nothing for the next start to adopt: the firewall table (and any leftover) goes too
+  teardown.defer("network", async () => {
+    if (stopping.destroy || (await store.sandboxes.live()).length === 0) await network.sweep();
+  });
   const envdDir = await installEnvd(config.envdDir, config.dataDir);
   const volumes = new Volumes({
     store,
@@ -143,6 +196,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     defaultSizeMB: config.volumeSizeMB,
     log: root.child({ component: "volumes" }),
   });
+  teardown.defer("volumes", () => volumes.close());
   const host = new SandboxHost({
     dataDir: config.dataDir,
     runtimes,
@@ -153,7 +207,6 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     ...(node ? { ensureLayers: node.ensureLayers } : {}),
     log: root.child({ component: "sandbox" }),
   });
-  let proxy: ProxyServer | undefined;
   const budget = new BootBudget({
     concurrent: config.bootConcurrency,
     memoryReserveBytes: config.memoryReserveMB === undefined ? undefined : config.memoryReserveMB * 2 ** 20,
@@ -171,8 +224,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     onBoot: metrics.observeBoot,
     warmUp: (member, spec) =>
       warmUpEnvd({ address: member.address, accessToken: member.accessToken }, spec.defaultUser),
-    // per network prefix: platforms sharing a data dir never touch each other's members
-    recordDir: path.join(config.dataDir, "pool", config.networkPrefix),
+    recordDir: poolRecordDir(config),
     log: root.child({ component: "warm-pool" }),
   });
   const orchestrator = new Orchestrator({
@@ -185,25 +237,30 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     deepPauseAfterMs: config.deepPauseAfterMs,
     maxLivePerTeam: config.maxSandboxesPerTeam,
     log: root.child({ component: "orchestrator" }),
-    onUnavailable: (id) => proxy?.closeSandboxConnections(id),
+    onUnavailable: (id) => front.proxy.closeSandboxConnections(id),
   });
-  await orchestrator.adopt();
+  teardown.defer("orchestrator", () => orchestrator.detach());
+  teardown.defer("sandboxes", () => stopping.destroy && orchestrator.killAll());
+  // members are nobody's sandboxes: they never outlive the process that booted them
+  teardown.defer("warm pool", () => warmPool.close());
+  await node?.markRestarting();
+  await orchestrator.adopt({ serving: !node });
   orchestrator.watchHealth();
   const cpuFairness = new CpuFairness({
     ids: () => orchestrator.servingIds(),
     log: root.child({ component: "cpu-fairness" }),
   });
   if (config.cpuFairness !== false) cpuFairness.start();
+  teardown.defer("cpu fairness", () => cpuFairness.stop());
   await warmPool.discardLeftovers();
   await host.sweepOrphans(orchestrator.knownIds());
   // Leftovers first (the sweep drops the firewall table when nothing is kept), then the
   // firewall for the sandboxes to come.
   await network.sweep(orchestrator.knownIds());
-  await network.init(egressPorts).catch(async (err: unknown) => {
-    await egress.close();
-    throw err;
-  });
+  await network.init(egressPorts);
   egress.watchFirewall();
+  crashPoint("start:firewall-made");
+  await aborted();
 
   const makeShared = async () => {
     const base = await ensureBaseTemplate({
@@ -219,6 +276,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
   await node?.sweepFetches();
   const { base, firstApiKey } = node ? await node.bootstrap(makeShared) : await makeShared();
   await node?.layers.publish(base.build.layers);
+  await aborted();
   if (warmPool.enabled) orchestrator.keepWarm(base.template, base.build);
 
   const builds = await createBuildService({
@@ -232,37 +290,15 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     insecureRegistries: config.insecureRegistries,
     log: root.child({ component: "builder" }),
   });
-
+  teardown.defer("builder", () => builds.builder.close());
   const sampler = new MetricsSampler({
     store,
     paths: (id) => host.paths(id),
     log: root.child({ component: "metrics" }),
   });
   sampler.start();
-  registerProxyMetrics(metrics.registry, () => proxy?.metrics);
-  proxy = createProxyServer({
-    domain: config.domain,
-    log: root.child({ component: "proxy" }),
-    resolver: {
-      resolve: (id) => orchestrator.route(id),
-      resume: (id) => orchestrator.resumeOnTraffic(id),
-      checkHealth: (id) => orchestrator.checkHealth(id),
-      resolveSigned: async (matches) => orchestrator.signedBy(matches),
-    },
-  });
-  await proxy.listen(config.proxyPort, config.host);
-  const https =
-    tlsIdentity &&
-    (await listenHttps(proxy, { port: config.tlsPort!, host: config.host, identity: tlsIdentity }));
-  const publicDomain = reportedDomain(config.domain, https);
-  const domainDns =
-    dnsListen &&
-    new DomainDns({
-      domain: config.domain,
-      address: reachableAddress(config.host), // the proxy's, as clients reach it
-      log: root.child({ component: "domain-dns" }),
-    });
-  const dnsListenPort = domainDns && (await domainDns.listen(dnsListen!.port, dnsListen!.host));
+  teardown.defer("metrics sampler", () => sampler.stop());
+  registerProxyMetrics(metrics.registry, () => front.proxy.metrics);
   const apiLog = root.child({ component: "api" });
   const apiHandler = withMetricsEndpoint(
     metrics.registry,
@@ -273,7 +309,7 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
       volumes,
       sampler,
       log: apiLog,
-      domain: publicDomain,
+      domain: front.publicDomain,
       envdVersion: ENVD_VERSION,
       platformVersion: PLATFORM_VERSION,
       maxSandboxesPerTeam: config.maxSandboxesPerTeam,
@@ -288,12 +324,18 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     }),
     (err) => apiLog.error({ err }, "metrics collection failed"),
   );
-  const api = http.createServer(node ? node.routes(apiHandler) : apiHandler);
-  api.keepAliveTimeout = 65_000;
-  const apiPort = await listen(api, config.apiPort, config.host);
+  front.serve(node ? node.routes(apiHandler) : apiHandler, {
+    resolve: (id) => orchestrator.route(id),
+    resume: (id) => orchestrator.resumeOnTraffic(id),
+    checkHealth: (id) => orchestrator.checkHealth(id),
+    resolveSigned: async (matches) => orchestrator.signedBy(matches),
+  });
+  // a stop first stops taking requests
+  teardown.defer("listeners", () => front.close());
   if (node) {
+    await aborted();
     await node.join(
-      { api: apiPort, traffic: proxy.port },
+      { api: front.apiPort, traffic: front.proxy.port },
       {
         runtimes: [...runtimes.keys()],
         sandboxes: () => [...orchestrator.servingIds()].length,
@@ -308,11 +350,14 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
         },
       },
     );
+    teardown.defer("cluster membership", () => node.leave());
+    // it answers now: its sandboxes are theirs again in the catalog
+    await orchestrator.nowServing();
   }
   log.info(
     {
-      apiPort,
-      proxyPort: proxy.port,
+      apiPort: front.apiPort,
+      proxyPort: front.proxy.port,
       runtimes: [...runtimes.keys()],
       defaultRuntime,
       node: config.cluster?.nodeId,
@@ -325,35 +370,17 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     store,
     orchestrator,
     warmPool,
-    apiPort,
-    proxyPort: proxy.port,
-    sandboxDomain: publicDomain,
-    ...(https ? { tlsPort: https.port } : {}),
+    apiPort: front.apiPort,
+    proxyPort: front.proxy.port,
+    sandboxDomain: front.publicDomain,
+    ...(front.https ? { tlsPort: front.https.port } : {}),
     ...(tlsIdentity?.caFile ? { caFile: tlsIdentity.caFile } : {}),
-    ...(dnsListenPort !== undefined ? { dnsListenPort } : {}),
+    ...(front.dnsListenPort !== undefined ? { dnsListenPort: front.dnsListenPort } : {}),
     firstApiKey,
     defaultTeam: () => store.teams.defaultTeam(),
     close: async (opts = {}) => {
-      await node?.leave();
-      await Promise.all([
-        new Promise<void>((resolve) => api.close(() => resolve())),
-        proxy?.close(),
-        https?.close(),
-      ]);
-      api.closeAllConnections();
-      await sampler.stop();
-      await builds.builder.close();
-      // members are nobody's sandboxes: they never outlive the process that booted them
-      await warmPool.close();
-      if (opts.destroy) await orchestrator.killAll();
-      await volumes.close();
-      // nothing for the next start to adopt: the firewall table (and any leftover) goes too
-      if (opts.destroy || !(await orchestrator.anyLeft())) await network.sweep();
-      cpuFairness.stop();
-      orchestrator.detach();
-      domainDns?.close();
-      await egress.close();
-      await store.close();
+      stopping.destroy = opts.destroy === true;
+      await teardown.unwind();
     },
   };
 }

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
 import { mkdir, rename, rm, stat } from "node:fs/promises";
@@ -10,6 +9,7 @@ import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { sendError } from "../api/server.js";
 import { CommandError } from "../lib/command.js";
 import type { Logger } from "../lib/log.js";
+import { spawnOwned } from "../lib/owned-process.js";
 import type { LayerRecord, Store } from "../store/index.js";
 
 /*
@@ -65,11 +65,11 @@ function collect(stream: NodeJS.ReadableStream): () => string {
  */
 export function canonicalTar(absDir: string): Readable {
   const args = [...CANONICAL_TAR, "-C", absDir, "-cf", "-", "."];
-  const child = spawn("tar", args, { stdio: ["ignore", "pipe", "pipe"] });
-  const stderr = collect(child.stderr);
+  const child = spawnOwned("tar", args, { stdio: ["ignore", "pipe", "pipe"] });
+  const stderr = collect(child.stderr!);
   const out = new PassThrough();
   // tar's exit code, not the end of its stdout, says whether the archive is whole
-  child.stdout.pipe(out, { end: false });
+  child.stdout!.pipe(out, { end: false });
   child.on("error", (err) => out.destroy(new CommandError(["tar", ...args], null, err.message)));
   child.on("close", (code, signal) => {
     if (out.destroyed) return;
@@ -403,14 +403,14 @@ async function hashed(from: Readable, to: NodeJS.WritableStream): Promise<{ dige
 /** Feeds `body` through `tap` into `tar -x` in `dir`; fails on a broken stream or a failing tar. */
 async function extract(body: Readable, tap: Transform, dir: string): Promise<void> {
   const args = [...EXTRACT_TAR, "-C", dir, "-f", "-"];
-  const child = spawn("tar", args, { stdio: ["pipe", "ignore", "pipe"] });
-  const stderr = collect(child.stderr);
+  const child = spawnOwned("tar", args, { stdio: ["pipe", "ignore", "pipe"] });
+  const stderr = collect(child.stderr!);
   const exited = new Promise<number | string | null>((resolve) => {
     child.on("error", (err) => resolve(err.message));
     child.on("close", (code, signal) => resolve(code ?? signal));
   });
   try {
-    await pipeline(body, tap, child.stdin);
+    await pipeline(body, tap, child.stdin!);
   } catch (err) {
     child.kill("SIGKILL");
     await exited;

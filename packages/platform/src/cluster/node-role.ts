@@ -110,6 +110,28 @@ export class NodeRole {
     return store.locked("bootstrap", () => make());
   }
 
+  /**
+   * At start, before adopting: this node's sandboxes are `lost` in the catalog ("its node is
+   * restarting") until it answers again (Orchestrator.nowServing after join), so the apis
+   * say so rather than send requests to a node that does not listen yet. Creates it had under
+   * way stay `starting`, for adopt to remove.
+   */
+  async markRestarting(): Promise<void> {
+    const { store, config } = this.o;
+    const reason = `its node ${config.nodeId} is restarting`;
+    const lost = await store.sandboxes.markLost(config.nodeId, reason, ["starting"]);
+    for (const sandboxId of lost) {
+      const sandbox = await store.sandboxes.get(sandboxId);
+      await store.events.record("sandbox.lost", {
+        ...(sandbox ? { teamId: sandbox.teamId } : {}),
+        sandboxId,
+        data: { nodeId: config.nodeId, restarting: true },
+      });
+    }
+    if (lost.length > 0)
+      this.o.log.info({ sandboxes: lost.length }, "sandboxes lost until this node answers");
+  }
+
   /** Joins the cluster: registered, then a heartbeat every two seconds. */
   async join(ports: { api: number; traffic: number }, live: NodeLive): Promise<void> {
     const { store } = this.o;

@@ -1,5 +1,5 @@
-import { spawn } from "node:child_process";
 import { access, constants } from "node:fs/promises";
+import { spawnOwned } from "./owned-process.js";
 import { spawner } from "./spawner.js";
 
 /** A host command that exited non-zero (or could not start); keeps stderr because that is where runc, runsc and ip explain themselves. */
@@ -44,7 +44,8 @@ export function commandLines(
   opts: Pick<CommandOptions, "env"> & { signal?: AbortSignal } = {},
 ): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, {
+    // dies with the platform: a build cut short by a kill does not go on alone
+    const child = spawnOwned(file, args, {
       stdio: ["ignore", "pipe", "pipe"],
       env: opts.env,
       signal: opts.signal,
@@ -66,8 +67,8 @@ export function commandLines(
       if (tail.length > 20) tail.shift();
       onLine(line);
     };
-    feed(child.stdout);
-    feed(child.stderr);
+    feed(child.stdout!);
+    feed(child.stderr!);
     child.on("error", (err) => reject(new CommandError([file, ...args], null, err.message)));
     child.on("close", (code, signal) => {
       if (code === 0) resolve();

@@ -1,6 +1,7 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import readline from "node:readline";
 import type { Logger } from "../lib/log.js";
+import { type ChildRecords, spawnOwned } from "../lib/owned-process.js";
 import type { NewDecision } from "./egress-log.js";
 import { addressVerdict, type EgressRules } from "./egress-rules.js";
 import { RULE_COMMENT } from "./firewall.js";
@@ -10,6 +11,8 @@ export interface EgressTraceOptions {
   table: string;
   egressAt(ip: string): { id: string; rules: EgressRules } | undefined;
   record(decision: NewDecision): void;
+  /** The reader is recorded here, for the next start to end it if it outlived a killed platform. */
+  children?: ChildRecords;
   log: Logger;
 }
 
@@ -38,8 +41,14 @@ export class EgressTrace {
 
   start(): void {
     if (this.closed) return;
-    // nft's output to a pipe is block-buffered: stdbuf makes it line by line, as it happens
-    const child = spawn("stdbuf", ["-oL", "nft", "monitor", "trace"], { stdio: ["ignore", "pipe", "pipe"] });
+    // nft's output to a pipe is block-buffered: stdbuf makes it line by line, as it happens.
+    // It dies with the platform, however that ends (spawnOwned).
+    const child = spawnOwned(
+      "stdbuf",
+      ["-oL", "nft", "monitor", "trace"],
+      { stdio: ["ignore", "pipe", "pipe"] },
+      this.o.children,
+    );
     this.child = child;
     readline.createInterface({ input: child.stdout! }).on("line", (line) => this.read(line));
     child.stderr!.resume();

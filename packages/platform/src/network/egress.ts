@@ -1,4 +1,5 @@
 import type { Logger } from "../lib/log.js";
+import type { ChildRecords } from "../lib/owned-process.js";
 import { DnsForwarder, type Upstream } from "./dns-forwarder.js";
 import { EgressLog } from "./egress-log.js";
 import { EgressProxy } from "./egress-proxy.js";
@@ -12,6 +13,8 @@ export interface EgressServicesOptions {
   network: NetworkManager;
   /** Where the platform resolves names: sandboxes' queries and the egress proxy's own. */
   upstreams: readonly Upstream[];
+  /** Where the helper processes it starts are recorded, for the next start to end any left. */
+  children?: ChildRecords;
   log: Logger;
 }
 
@@ -78,6 +81,7 @@ export class EgressServices {
       table: network.firewall.table,
       egressAt: (ip) => network.egressAt(ip),
       record,
+      ...(o.children ? { children: o.children } : {}),
       log: o.log.child({ component: "egress-trace" }),
     });
   }

@@ -5,16 +5,19 @@ import type { OrchestratorContext } from "./context.js";
  * After a restart: running containers are adopted as they are (thawed first when a pause or
  * snapshot was cut short after freezing them); sandboxes whose container is gone are
  * recovered as stopped (files kept); leftovers of creates that never finished go.
+ * Sandboxes the catalog calls `lost` (their node, this one, was away) are adopted like any
+ * other but stay `lost` in the catalog: their ids are returned, for `reconcileLost` once the
+ * node answers again.
  */
-export async function adoptSandboxes(ctx: OrchestratorContext): Promise<void> {
+export async function adoptSandboxes(ctx: OrchestratorContext): Promise<string[]> {
+  const lost: string[] = [];
   for (const sandbox of await ctx.store.sandboxes.live()) {
     const id = sandbox.id;
     try {
       if (sandbox.state === "lost") {
         // its node (this one) is back: it is what it was, then adopted like any other
         sandbox.state = sandbox.pauseKind ? "paused" : "running";
-        await ctx.store.sandboxes.update(id, { state: sandbox.state, reason: null });
-        await ctx.store.events.record("sandbox.reconciled", { teamId: sandbox.teamId, sandboxId: id });
+        lost.push(id);
       }
       if (sandbox.state === "starting") {
         await ctx.host.destroy(sandbox);
@@ -50,5 +53,18 @@ export async function adoptSandboxes(ctx: OrchestratorContext): Promise<void> {
     } catch (err) {
       ctx.log.error({ sandboxId: id, err }, "could not adopt sandbox");
     }
+  }
+  return lost;
+}
+
+/** Adopted sandboxes that were `lost` are what they were again, now that their node serves them. */
+export async function reconcileLost(ctx: OrchestratorContext, ids: Iterable<string>): Promise<void> {
+  for (const id of ids) {
+    const sandbox = await ctx.store.sandboxes.get(id);
+    // killed meanwhile (a lost sandbox can be), or recovered as stopped by adopt
+    if (sandbox?.state !== "lost") continue;
+    const state = sandbox.pauseKind ? "paused" : "running";
+    await ctx.store.sandboxes.update(id, { state, reason: null });
+    await ctx.store.events.record("sandbox.reconciled", { teamId: sandbox.teamId, sandboxId: id });
   }
 }

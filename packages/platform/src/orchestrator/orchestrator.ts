@@ -4,7 +4,7 @@ import { conflict } from "../model/errors.js";
 import type { EgressPolicy } from "../model/network.js";
 import type { PauseKind, RuntimeName, Sandbox } from "../model/sandbox.js";
 import { type Build, runtimeSpecOf, type Template } from "../model/template.js";
-import { adoptSandboxes } from "./adopt.js";
+import { adoptSandboxes, reconcileLost } from "./adopt.js";
 import { buildBootSpec } from "./boot-spec.js";
 import type { OrchestratorContext, OrchestratorOptions } from "./context.js";
 import { type CreateSandboxRequest, createSandbox, TeamQuota } from "./create.js";
@@ -37,6 +37,8 @@ export class Orchestrator {
   private readonly ctx: OrchestratorContext;
   private readonly quota = new TeamQuota();
   private readonly health: HealthWatch;
+  /** Adopted while the platform did not answer yet: `lost` in the catalog until nowServing(). */
+  private readonly awaitingService = new Set<string>();
 
   constructor(o: OrchestratorOptions) {
     this.ctx = {
@@ -191,9 +193,22 @@ export class Orchestrator {
     return this.ctx.live.route(id);
   }
 
-  /** After a restart: adopts what still runs, recovers what does not (see adopt.ts). */
-  adopt(): Promise<void> {
-    return adoptSandboxes(this.ctx);
+  /**
+   * After a restart: adopts what still runs, recovers what does not (see adopt.ts). Sandboxes
+   * that were `lost` stay so in the catalog until `nowServing()` when `serving` is false (a
+   * node that does not answer yet), and are what they were at once otherwise.
+   */
+  async adopt(opts: { serving?: boolean } = {}): Promise<void> {
+    const lost = await adoptSandboxes(this.ctx);
+    if (opts.serving === false) for (const id of lost) this.awaitingService.add(id);
+    else await reconcileLost(this.ctx, lost);
+  }
+
+  /** The platform answers now: sandboxes adopted while it did not are theirs again. */
+  async nowServing(): Promise<void> {
+    const ids = [...this.awaitingService];
+    this.awaitingService.clear();
+    await reconcileLost(this.ctx, ids);
   }
 
   /** Ids the orchestrator is responsible for (for sweeping leftovers). */

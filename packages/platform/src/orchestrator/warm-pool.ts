@@ -220,18 +220,7 @@ export class WarmPool {
 
   /** Removes members a previous process of this platform left behind (after a crash). */
   async discardLeftovers(): Promise<void> {
-    const names = await readdir(this.o.recordDir).catch(() => [] as string[]);
-    for (const name of names.filter((n) => n.endsWith(".json"))) {
-      const file = path.join(this.o.recordDir, name);
-      try {
-        const { id, runtime } = JSON.parse(await readFile(file, "utf8")) as PoolMember;
-        await this.o.host.destroy({ id, runtime });
-        this.o.log.info({ sandboxId: id }, "removed a warm pool member left by a previous run");
-      } catch (err) {
-        this.o.log.warn({ file, err }, "could not remove a leftover warm pool member");
-      }
-      await rm(file, { force: true });
-    }
+    await discardPoolLeftovers(this.o.recordDir, this.o.host, this.o.log);
   }
 
   private poolOf(key: PoolKey): Pool {
@@ -414,5 +403,28 @@ export class WarmPool {
 
   private async forget(id: string): Promise<void> {
     await rm(path.join(this.o.recordDir, `${id}.json`), { force: true });
+  }
+}
+
+/**
+ * Removes the members a platform that ended without stopping left (their records are in
+ * `recordDir`): at the next start, or by `x cleanup` right after a kill.
+ */
+export async function discardPoolLeftovers(
+  recordDir: string,
+  host: Pick<SandboxHost, "destroy">,
+  log: Logger,
+): Promise<void> {
+  const names = await readdir(recordDir).catch(() => [] as string[]);
+  for (const name of names.filter((n) => n.endsWith(".json"))) {
+    const file = path.join(recordDir, name);
+    try {
+      const { id, runtime } = JSON.parse(await readFile(file, "utf8")) as PoolMember;
+      await host.destroy({ id, runtime });
+      log.info({ sandboxId: id }, "removed a warm pool member left by a previous run");
+    } catch (err) {
+      log.warn({ file, err }, "could not remove a leftover warm pool member");
+    }
+    await rm(file, { force: true });
   }
 }

@@ -140,14 +140,15 @@ export class SandboxStore {
 
   /**
    * A node stopped answering: its sandboxes not killed are lost, with the reason. Their pause
-   * kind stays, so the node, back, can tell what each was. Returns their ids.
+   * kind stays, so the node, back, can tell what each was. Sandboxes in the states of `keep`
+   * are left as they are. Returns their ids.
    */
-  async markLost(nodeId: string, reason: string): Promise<string[]> {
+  async markLost(nodeId: string, reason: string, keep: SandboxState[] = []): Promise<string[]> {
     const rows = await this.db
       .updateTable("sandboxes")
       .set({ state: "lost", reason })
       .where("node_id", "=", nodeId)
-      .where("state", "not in", ["killed", "lost"])
+      .where("state", "not in", ["killed", "lost", ...keep])
       .returning("id")
       .execute();
     return rows.map((r) => r.id);

@@ -85,8 +85,8 @@ export class XServe {
     return `http://127.0.0.1:${this.proxyPort}`;
   }
 
-  /** Starts `x serve` and resolves once its ready line (and the key line on first start) is out. */
-  async start(env: Record<string, string> = {}): Promise<void> {
+  /** Starts `x serve` (its output gathered in `output`) without waiting for anything. */
+  async spawn(env: Record<string, string> = {}, extraArgs: string[] = []): Promise<ChildProcess> {
     if (!this.apiPort) this.apiPort = await freePort();
     if (!this.proxyPort) this.proxyPort = await freePort();
     this.output = "";
@@ -103,13 +103,13 @@ export class XServe {
         String(this.apiPort),
         "--proxy-port",
         String(this.proxyPort),
-        "--tls-port",
-        "0",
         "--network-prefix",
         this.prefix,
         "--network-cidr",
         this.cidr,
+        ...(extraArgs.includes("--tls-port") ? [] : ["--tls-port", "0"]),
         ...this.args,
+        ...extraArgs,
       ],
       { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } },
     );
@@ -120,6 +120,12 @@ export class XServe {
     proc.stderr!.on("data", (d) => {
       this.output += d;
     });
+    return proc;
+  }
+
+  /** Starts `x serve` and resolves once its ready line (and the key line on first start) is out. */
+  async start(env: Record<string, string> = {}): Promise<void> {
+    const proc = await this.spawn(env);
     // a base image rebuild here would mean the cached one was not reused: fail fast
     const deadline = Date.now() + 60_000;
     while (!/x: point the e2b client/.test(this.output)) {
@@ -160,9 +166,26 @@ export class XServe {
     return hostLeftovers([this.dataDir], new RegExp(`^${this.prefix}$`));
   }
 
+  /** Waits while an `x cleanup` the guardian started after a kill (see lib/guardian.ts) runs. */
+  async cleanupDone(): Promise<void> {
+    const file = path.join(this.dataDir, "run", this.prefix, "cleanup.pid");
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(100)) {
+      if (!existsSync(file)) return;
+      const { pid } = JSON.parse(readFileSync(file, "utf8") || "{}") as { pid?: number };
+      if (!pid || !existsSync(`/proc/${pid}`)) return;
+    }
+  }
+
   /** Removes whatever this platform left, whatever state a failed test left it in. */
   async cleanup(): Promise<void> {
+    // a clean stop first: a killed one has its guardian start `x cleanup` on this data dir
+    const child = this.child;
+    if (child && !this.ended) {
+      child.kill("SIGTERM");
+      await Promise.race([exited(child), sleep(30_000)]);
+    }
     await this.kill();
+    await this.cleanupDone();
     await removeLeftovers([this.dataDir], new RegExp(`^${this.prefix}$`));
     rmSync(this.dataDir, { recursive: true, force: true });
   }
