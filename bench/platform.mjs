@@ -50,7 +50,22 @@ export async function openPlatform(
     format: "json",
     destination: bench.platformLog ?? process.stderr,
   });
-  const platform = await startPlatform(config, { log: logger });
+  // a bench killed half-way leaves nothing: its guardian runs `x cleanup` (the prefix is random,
+  // so no later start would find what it left)
+  const cleanupCommand = {
+    argv: [
+      process.execPath,
+      PKG("cli/bin/x.mjs"),
+      "cleanup",
+      "--data-dir",
+      dataDir,
+      "--network-prefix",
+      config.networkPrefix,
+      "--network-cidr",
+      config.networkCidr,
+    ],
+  };
+  const platform = await startPlatform(config, { log: logger, cleanupCommand });
   const ctx = {
     platform,
     dataDir,

@@ -261,6 +261,7 @@ async function wire(
   egress.watchFirewall();
   crashPoint("start:firewall-made");
   await aborted();
+  await aborted();
 
   const makeShared = async () => {
     const base = await ensureBaseTemplate({

@@ -119,6 +119,8 @@ export class NodeRole {
   async markRestarting(): Promise<void> {
     const { store, config } = this.o;
     const reason = `its node ${config.nodeId} is restarting`;
+    // nor is the node itself one the apis send anything to before it joins again
+    await store.nodes.markStarting(config.nodeId);
     const lost = await store.sandboxes.markLost(config.nodeId, reason, ["starting"]);
     for (const sandboxId of lost) {
       const sandbox = await store.sandboxes.get(sandboxId);

@@ -107,6 +107,19 @@ export class NodeStore {
   }
 
   /** A node leaving for good: its row goes (refused while it holds sandboxes not killed). */
+  /**
+   * A ready node that is starting again says it is down until it registers (it answers
+   * nothing yet). A draining one stays draining: no create goes there either way.
+   */
+  async markStarting(id: string): Promise<void> {
+    await this.db
+      .updateTable("nodes")
+      .set({ state: "down", down_at: nowIso() })
+      .where("id", "=", id)
+      .where("state", "=", "ready")
+      .execute();
+  }
+
   async remove(id: string): Promise<void> {
     await this.db.deleteFrom("nodes").where("id", "=", id).execute();
   }

@@ -41,6 +41,39 @@ function getByHost(proxyUrl: string, host: string, path: string): Promise<{ stat
   });
 }
 
+/**
+ * Reads a sandbox through an api until `until` settles: what each read showed, its state or
+ * the error ("503 …").
+ */
+async function watchWhile(at: ClientOptions, id: string, until: Promise<unknown>): Promise<string[]> {
+  let done = false;
+  const settled = until.finally(() => {
+    done = true;
+  });
+  const seen: string[] = [];
+  while (!done) {
+    const read = await detail(at, id).catch((err: Error) => ({
+      status: 0,
+      body: { reason: err.message } as { state?: string; reason?: string },
+    }));
+    seen.push(read.status === 200 ? (read.body.state ?? "?") : `${read.status} ${JSON.stringify(read.body)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await settled;
+  return seen;
+}
+
+/**
+ * Of reads taken while a node restarts, those that went wrong once the catalog said the
+ * sandbox was lost: none may (it is `lost` until the node answers for it, then `running`).
+ * Before that, nobody had yet told the catalog the node was gone, and the api's 503 ("not
+ * answering; try again") is the truth.
+ */
+function wrongOnceLost(seen: string[]): string[] {
+  const from = seen.indexOf("lost");
+  return from < 0 ? [] : seen.slice(from).filter((s) => s !== "lost" && s !== "running");
+}
+
 /** A PTY in the sandbox: input sent, its echo and output read back. */
 async function ptyRoundTrip(sandbox: Sandbox): Promise<string> {
   let output = "";
@@ -297,9 +330,12 @@ describe("a cluster of three nodes, two apis and two proxies on one machine", ()
       expect((await another.commands.run("echo still creating")).stdout).toBe("still creating\n");
       await kill(another);
 
-      // the node starts again with the same flags: its sandbox is running again
+      // the node starts again with the same flags: its sandbox is running again, and never
+      // before the node answers for it (the api would say "node is not answering")
       const restartedAt = Date.now();
-      await n3.start(60_000);
+      const seen = await watchWhile(A, id, n3.start(60_000));
+      expect(seen[0]).toBe("lost");
+      expect(wrongOnceLost(seen)).toEqual([]);
       const back = await waitFor(
         async () => (await Sandbox.getInfo(id, A)).state,
         (s) => s === "running",
@@ -318,6 +354,31 @@ describe("a cluster of three nodes, two apis and two proxies on one machine", ()
       await kill(again);
     },
   );
+
+  step("a node killed and started again at once: its sandboxes are lost until it answers", async () => {
+    await c.only("n3");
+    const sandbox = await create(A).finally(() => c.undrainAll());
+    const id = sandbox.sandboxId;
+    expect(await c.nodeOf(id)).toBe("n3");
+    await n3.kill("SIGKILL");
+    // started before the apis mark it down: it says itself that its sandboxes are lost
+    const seen = await watchWhile(A, id, n3.start(60_000));
+    expect(seen).toContain("lost");
+    expect(wrongOnceLost(seen)).toEqual([]);
+    const back = await waitFor(
+      async () => (await Sandbox.getInfo(id, A)).state,
+      (s) => s === "running",
+      15_000,
+    );
+    expect(back).toBe("running");
+    expect((await sandbox.commands.run("echo back at once")).stdout).toBe("back at once\n");
+    const events = await c.query<{ type: string }>(
+      "SELECT type FROM events WHERE sandbox_id = $1 ORDER BY id",
+      [id],
+    );
+    expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(["sandbox.lost", "sandbox.reconciled"]));
+    await kill(sandbox);
+  });
 
   step(
     "keeps serving through api B when api A is SIGKILLed, and through proxy B when proxy A is",

@@ -2,11 +2,13 @@
  * Nothing outlives the platform: a taken port fails the start before anything is booted, a
  * SIGTERM while starting takes down what the start had made (its firewall table included),
  * and a SIGKILL leaves nothing once its guardian's `x cleanup` has run: no warm-pool member,
- * no helper process, no firewall table. The real `x serve`, under runc.
+ * no helper process, no firewall table; sandboxes made and killed under both runtimes leave no
+ * cgroup, loop device, mount or network. The real `x serve` (runc by default).
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import net from "node:net";
 import { processStartTime } from "../../src/lib/owned-process.js";
+import { containerCgroup } from "../../src/runtime/oci-spec.js";
 import { exited, NOTHING_LEFT, sh, XServe } from "../helpers/x-serve.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -82,4 +84,40 @@ describe("nothing outlives the platform (runc)", () => {
     await x.start();
     expect((await x.api("GET", "/health")).status).toBe(200);
   });
+
+  it("sandboxes created and killed under both runtimes leave no cgroup, loop device, mount or network", async () => {
+    if (x.ended) await x.start();
+    const ids: string[] = [];
+    for (const runtime of ["runc", "runsc"]) {
+      // a few at a time, as clients do
+      for (let batch = 0; batch < 3; batch++) {
+        const made = await Promise.all(
+          Array.from({ length: 4 }, () => x.api("POST", "/sandboxes", { templateID: "base", runtime })),
+        );
+        for (const m of made) expect(m.status).toBe(201);
+        ids.push(...made.map((m) => m.body.sandboxID as string));
+      }
+    }
+    for (const id of ids) expect((await x.api("DELETE", `/sandboxes/${id}`)).status).toBe(204);
+    const left = x.leftovers();
+    const mentions = (lines: string[]) => lines.filter((l) => ids.some((id) => l.includes(id)));
+    expect({
+      netns: mentions(left.netns),
+      mounts: mentions(left.mounts),
+      loops: mentions(left.loops),
+      containers: mentions([...left.containers.runc, ...left.containers.runsc]),
+      cgroups: ids.flatMap((id) => cgroupsOf(id)),
+    }).toEqual({ netns: [], mounts: [], loops: [], containers: [], cgroups: [] });
+    // and once stopped, nothing at all
+    await x.kill("SIGTERM");
+    expect(x.leftovers()).toEqual(NOTHING_LEFT);
+  });
 });
+
+/** The cgroups of a sandbox, in every controller this host mounts (v1 or v2). */
+function cgroupsOf(id: string): string[] {
+  const roots = readdirSync("/sys/fs/cgroup").map((c) => `/sys/fs/cgroup/${c}`);
+  return [...roots, "/sys/fs/cgroup"]
+    .map((root) => `${root}${containerCgroup({ id })}`)
+    .filter((dir) => existsSync(dir));
+}

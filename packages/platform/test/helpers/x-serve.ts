@@ -48,6 +48,8 @@ export interface Leftovers {
   containers: Record<(typeof RUNTIMES)[number], string[]>;
   table: string[];
   processes: string[];
+  /** Loop devices backed by a file under the data dir (sandbox disks, volumes). */
+  loops: string[];
 }
 
 /** What `leftovers()` shows of a platform that left nothing. */
@@ -58,6 +60,7 @@ export const NOTHING_LEFT: Leftovers = {
   containers: { runc: [], runsc: [] },
   table: [],
   processes: [],
+  loops: [],
 };
 
 export class XServe {
@@ -239,7 +242,10 @@ export function hostLeftovers(dataDirs: string[], prefix: RegExp): Leftovers {
         return false; // ended while we looked
       }
     });
-  return { netns, links, mounts, containers, table, processes };
+  const loops = sh("losetup", ["--list", "--noheadings", "--output", "NAME,BACK-FILE"])
+    .split("\n")
+    .filter((l) => under(l.trim().split(/\s+/)[1]));
+  return { netns, links, mounts, containers, table, processes, loops };
 }
 
 /** Removes all of hostLeftovers, whatever state a failed or killed run left it in. */
@@ -270,6 +276,7 @@ export async function removeLeftovers(dataDirs: string[], prefix: RegExp): Promi
   for (const t of left.table) {
     tryHard(`nft ${t}`, () => sh("nft", ["delete", "table", "inet", t.trim().split(" ")[2]!]));
   }
+  for (const l of left.loops) tryHard(`loop ${l}`, () => sh("losetup", ["-d", l.trim().split(/\s+/)[0]!]));
   for (const pid of left.processes) {
     try {
       process.kill(Number(pid), "SIGKILL");
