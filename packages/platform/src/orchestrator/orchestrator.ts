@@ -66,7 +66,10 @@ export class Orchestrator {
       limits: template.warmPool,
       specFor: (id, token) => buildBootSpec(this.ctx.dataDir, build, id, runtime, token),
       ...(runtimeSpecOf(build).startCmd
-        ? { prepare: (member: PoolMember) => startTemplateCommand(member.address, member.accessToken, build) }
+        ? {
+            prepare: (member: PoolMember) =>
+              startTemplateCommand(this.ctx.host.agent, member.address, member.accessToken, build),
+          }
         : {}),
     };
   }

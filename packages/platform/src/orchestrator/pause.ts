@@ -164,7 +164,7 @@ async function resumePaused(
     const spec = sandboxBootSpec(ctx.dataDir, sandbox, await buildOf(ctx, sandbox));
     live.address =
       sandbox.pauseKind === "checkpointed" ? await ctx.host.restore(spec) : await ctx.host.boot(spec);
-    if (sandbox.pauseKind === "stopped") await initSandbox(sandbox, live.address);
+    if (sandbox.pauseKind === "stopped") await initSandbox(ctx, sandbox, live.address);
   }
   if (!live.address) throw new Error(`sandbox ${id} has no address after resuming`);
   crashPoint("resume:started");

@@ -1,6 +1,3 @@
-import { checkpointable } from "../agent/checkpointable.js";
-import { runCommand } from "../agent/commands.js";
-import { envdAnswers } from "../agent/health.js";
 import { conflict } from "../model/errors.js";
 import type { Sandbox } from "../model/sandbox.js";
 import { bootAgain, bringBack } from "./boot.js";
@@ -40,7 +37,11 @@ export function withStateStill<T>(
       return fn({ upper, sandbox, memoryImage });
     }
     const envd = { address: ctx.live.of(id).address ?? "", accessToken: sandbox.envdAccessToken };
-    if (opts.memory && ctx.host.canCheckpoint(sandbox.runtime) && (await checkpointable(envd))) {
+    if (
+      opts.memory &&
+      ctx.host.canCheckpoint(sandbox.runtime) &&
+      (await ctx.host.agent.checkpointable(envd))
+    ) {
       ctx.live.of(id).serving = false;
       ctx.onUnavailable?.(id);
       const checkpointed = await ctx.host.checkpoint(sandbox).then(
@@ -59,11 +60,11 @@ export function withStateStill<T>(
         }
       }
       // this gVisor can take the sandbox down with a refused checkpoint: boot it from its files
-      if (!(await envdAnswers(envd.address))) await bootAgain(ctx, sandbox);
+      if (!(await ctx.host.agent.answers(envd.address))) await bootAgain(ctx, sandbox);
       envd.address = ctx.live.of(id).address ?? "";
       ctx.live.serve(id, envd.address, sandbox);
     }
-    if (envd.address) await runCommand(envd, { cmd: "sync", user: "root" });
+    if (envd.address) await ctx.host.agent.runCommand(envd, { cmd: "sync", user: "root" });
     await ctx.host.freeze(sandbox);
     try {
       return await fn({ upper, sandbox });
