@@ -1,8 +1,7 @@
-import { conflict } from "../model/errors.js";
 import type { Sandbox } from "../model/sandbox.js";
 import { bootAgain, bringBack } from "./boot.js";
 import type { OrchestratorContext } from "./context.js";
-import { liveSandbox } from "./pause.js";
+import { decideOn, unhandled } from "./lifecycle.js";
 
 /** What a snapshot sees of a sandbox held still. */
 export interface StillState {
@@ -28,11 +27,12 @@ export function withStateStill<T>(
   fn: (state: StillState) => Promise<T>,
 ): Promise<T> {
   return ctx.lock.run(id, async () => {
-    const sandbox = await liveSandbox(ctx, id);
-    if (sandbox.state === "starting") throw conflict(`sandbox ${id} is still starting`);
+    const decision = await decideOn(ctx, id, "snapshot");
+    if (decision.to === "-") throw unhandled("snapshot", decision);
+    const { sandbox } = decision;
     const upper = await ctx.host.mountFiles(id);
     const image = ctx.host.paths(id).checkpoint;
-    if (sandbox.state !== "running") {
+    if (decision.state !== "running") {
       const memoryImage = opts.memory && sandbox.pauseKind === "checkpointed" ? image : undefined;
       return fn({ upper, sandbox, memoryImage });
     }
