@@ -89,14 +89,15 @@ export class Orchestrator {
       const decision = await decideOn(this.ctx, id, "kill");
       if (decision.to !== "killed") throw unhandled("kill", decision);
       const { sandbox } = decision;
+      // no longer served from here either (a node marked lost while it still runs its sandboxes)
+      this.ctx.live.delete(id);
+      this.ctx.onUnavailable?.(id);
       if (decision.state === "lost") {
-        // its node is gone: forgotten here; the node, back, removes what is left of it
+        // its node is gone: forgotten here; the node, back, removes what is left of it (its sweep)
         await this.ctx.store.sandboxes.update(id, { state: "killed", killedAt: nowIso() });
         await this.ctx.store.events.record("sandbox.killed", { teamId: sandbox.teamId, sandboxId: id });
         return;
       }
-      this.ctx.live.delete(id);
-      this.ctx.onUnavailable?.(id);
       await this.ctx.host.destroy(sandbox);
       await this.ctx.store.sandboxes.update(id, { state: "killed", killedAt: nowIso() });
       await this.ctx.store.events.record("sandbox.killed", { teamId: sandbox.teamId, sandboxId: id });
@@ -236,23 +237,12 @@ export class Orchestrator {
     this.ctx.live.stopTimers();
   }
 
-  private armDeadline(sandbox: { id: string; endAt: string }): void {
-    const live = this.ctx.live.of(sandbox.id);
-    clearTimeout(live.endTimer);
-    const ms = Math.max(0, Date.parse(sandbox.endAt) - Date.now());
-    // setTimeout holds at most ~24.8 days; longer timeouts re-arm when they fire
-    live.endTimer = setTimeout(() => void this.onDeadline(sandbox.id), Math.min(ms, 2 ** 31 - 1));
-    live.endTimer.unref();
-  }
-
-  private armDeepPause(id: string): void {
-    const live = this.ctx.live.of(id);
-    clearTimeout(live.deepPauseTimer);
-    live.deepPauseTimer = setTimeout(() => void this.deepPause(id), this.ctx.deepPauseAfterMs);
-    live.deepPauseTimer.unref();
-  }
-
-  private async onDeadline(id: string): Promise<void> {
+  /**
+   * The sandbox's end of life, when its timer fires: killed, or paused when it asked for
+   * autoPause (see lifecycle.ts); before its time, the timer is armed again. Never throws: a
+   * failure is logged.
+   */
+  async expire(id: string): Promise<void> {
     const sandbox = await this.ctx.store.sandboxes.get(id);
     const op = sandbox?.autoPause ? "timeoutToPause" : "timeout";
     try {
@@ -268,5 +258,21 @@ export class Orchestrator {
     } catch (err) {
       this.ctx.log.error({ sandboxId: id, err }, "timeout action failed");
     }
+  }
+
+  private armDeadline(sandbox: { id: string; endAt: string }): void {
+    const live = this.ctx.live.of(sandbox.id);
+    clearTimeout(live.endTimer);
+    const ms = Math.max(0, Date.parse(sandbox.endAt) - Date.now());
+    // setTimeout holds at most ~24.8 days; longer timeouts re-arm when they fire
+    live.endTimer = setTimeout(() => void this.expire(sandbox.id), Math.min(ms, 2 ** 31 - 1));
+    live.endTimer.unref();
+  }
+
+  private armDeepPause(id: string): void {
+    const live = this.ctx.live.of(id);
+    clearTimeout(live.deepPauseTimer);
+    live.deepPauseTimer = setTimeout(() => void this.deepPause(id), this.ctx.deepPauseAfterMs);
+    live.deepPauseTimer.unref();
   }
 }
