@@ -92,7 +92,8 @@ type Row = CellPer<typeof STATES>;
  * waits for it and is then looked up from the state that one left. So a pause while pausing
  * is a pause of a paused sandbox (409), a kill while resuming kills the resumed sandbox.
  * A step that fails leaves the state the operation started from (see the unit tests for each
- * step: orchestrator.*.test.ts); the exceptions are noted in the cells' comments below.
+ * step: lifecycle-failures.test.ts); the exceptions are noted in the comments below. Every cell
+ * is walked in lifecycle.test.ts, operations that meet in lifecycle-races.test.ts.
  *
  * Create is not a row: a new sandbox is `starting` on record, then `running`, or `killed`
  * when its start fails.
@@ -116,6 +117,8 @@ const TABLE: Record<Operation, Row> = {
 };
 // Cells worth a word:
 // - pause × error: a broken sandbox has only its files left; pausing keeps them (stopped).
+// - pause × running with `memory: false`: frozen first, then stopped. When the stop fails it
+//   stays frozen on record, though deepening thawed its container: a connect serves it again.
 // - connect × running: stays running, with the longer of its timeout and the one asked for
 //   (200, where a resume answers 201). resume × running is E2B's 409.
 // - kill × lost: forgotten here; its node, back, removes what is left of it.
