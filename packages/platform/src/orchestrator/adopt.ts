@@ -1,5 +1,6 @@
 import { nowIso } from "../lib/ids.js";
 import type { OrchestratorContext } from "./context.js";
+import { decide } from "./lifecycle.js";
 
 /**
  * After a restart: running containers are adopted as they are (thawed first when a pause or
@@ -14,12 +15,14 @@ export async function adoptSandboxes(ctx: OrchestratorContext): Promise<string[]
   for (const sandbox of await ctx.store.sandboxes.live()) {
     const id = sandbox.id;
     try {
-      if (sandbox.state === "lost") {
+      const decision = decide("adopt", id, sandbox, ctx.store.nodeId);
+      if (decision.to === "-") continue;
+      if (decision.state === "lost") {
         // its node (this one) is back: it is what it was, then adopted like any other
         sandbox.state = sandbox.pauseKind ? "paused" : "running";
         lost.push(id);
       }
-      if (sandbox.state === "starting") {
+      if (decision.to === "killed") {
         await ctx.host.destroy(sandbox);
         await ctx.store.sandboxes.update(id, { state: "killed", killedAt: nowIso() });
         continue;

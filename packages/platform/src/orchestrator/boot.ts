@@ -1,5 +1,4 @@
 import path from "node:path";
-import { initEnvd } from "../agent/init.js";
 import { isOpenEgress } from "../model/network.js";
 import type { Sandbox } from "../model/sandbox.js";
 import type { Build, MemoryImage } from "../model/template.js";
@@ -16,8 +15,13 @@ export async function buildOf(ctx: OrchestratorContext, sandbox: Sandbox): Promi
 }
 
 /** envd's /init for this sandbox; `currentToken` is the token envd runs with when not its own yet. */
-export function initSandbox(sandbox: Sandbox, address: string, currentToken?: string): Promise<void> {
-  return initEnvd(
+export function initSandbox(
+  ctx: Pick<OrchestratorContext, "host">,
+  sandbox: Sandbox,
+  address: string,
+  currentToken?: string,
+): Promise<void> {
+  return ctx.host.agent.init(
     { address, accessToken: currentToken ?? sandbox.envdAccessToken },
     {
       envVars: sandbox.envVars,
@@ -30,7 +34,7 @@ export function initSandbox(sandbox: Sandbox, address: string, currentToken?: st
 /** Boots the sandbox from its files and gives envd its identity. Returns its address. */
 export async function coldBoot(ctx: OrchestratorContext, sandbox: Sandbox, build: Build): Promise<string> {
   const address = await ctx.host.boot(sandboxBootSpec(ctx.dataDir, sandbox, build));
-  await initSandbox(sandbox, address);
+  await initSandbox(ctx, sandbox, address);
   return address;
 }
 
@@ -57,7 +61,7 @@ async function bootWithStartCommand(
   build: Build,
 ): Promise<string> {
   const address = await coldBoot(ctx, sandbox, build);
-  await startTemplateCommand(address, sandbox.envdAccessToken, build);
+  await startTemplateCommand(ctx.host.agent, address, sandbox.envdAccessToken, build);
   return address;
 }
 
@@ -78,7 +82,7 @@ async function restoreSnapshot(
     // a restored envd has just re-opened its listener: a first connection can still be cut
     for (let attempt = 1; ; attempt++) {
       try {
-        await initSandbox(sandbox, address, memory.accessToken);
+        await initSandbox(ctx, sandbox, address, memory.accessToken);
         return address;
       } catch (err) {
         if (attempt >= 3) throw err;
@@ -104,7 +108,7 @@ async function restoreSnapshot(
 async function handOver(ctx: OrchestratorContext, member: PoolMember, sandbox: Sandbox): Promise<string> {
   try {
     if (!isOpenEgress(sandbox.egress)) await ctx.host.setEgress(sandbox.id, sandbox.egress);
-    await initSandbox(sandbox, member.address, member.accessToken);
+    await initSandbox(ctx, sandbox, member.address, member.accessToken);
     return member.address;
   } catch (err) {
     ctx.log.warn({ sandboxId: sandbox.id, err }, "warm pool member did not take its sandbox, booting one");

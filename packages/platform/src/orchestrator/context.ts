@@ -1,7 +1,7 @@
 import type { KeyedLock } from "../lib/keyed-lock.js";
 import type { Logger } from "../lib/log.js";
 import type { RuntimeName } from "../model/sandbox.js";
-import type { SandboxHost } from "../sandbox/sandbox-host.js";
+import type { SandboxHostPort } from "../sandbox/host-port.js";
 import type { Store } from "../store/index.js";
 import type { BootBudget } from "./boot-budget.js";
 import type { LiveSandboxes } from "./live.js";
@@ -9,7 +9,8 @@ import type { WarmPool } from "./warm-pool.js";
 
 export interface OrchestratorOptions {
   store: Store;
-  host: SandboxHost;
+  /** Sandboxes on this host: `SandboxHost`, or a fake in unit tests. */
+  host: SandboxHostPort;
   dataDir: string;
   defaultRuntime: RuntimeName;
   /** A frozen sandbox older than this is checkpointed (or stopped) to free its memory. */

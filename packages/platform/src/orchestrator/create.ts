@@ -108,16 +108,23 @@ export async function createSandbox(
       autoResume: req.autoResume,
       volumeMounts: req.volumeMounts ?? [],
     };
-    await ctx.store.sandboxes.insert(sandbox);
   } catch (err) {
+    release();
     if (member) await ctx.host.destroy(member).finally(() => ctx.pool.handedOver(member!));
     throw err;
-  } finally {
-    release();
   }
-  if (member) await ctx.pool.handedOver(member);
-  span.mark("record");
+  // on record under its lock: an operation on it waits until its start has ended (lifecycle.ts)
   return ctx.lock.run(sandbox.id, async () => {
+    try {
+      await ctx.store.sandboxes.insert(sandbox);
+    } catch (err) {
+      if (member) await ctx.host.destroy(member).finally(() => ctx.pool.handedOver(member!));
+      throw err;
+    } finally {
+      release();
+    }
+    if (member) await ctx.pool.handedOver(member);
+    span.mark("record");
     try {
       const address = member
         ? await firstStart(ctx, sandbox, req.build, { member })

@@ -1,4 +1,5 @@
 import type { OrchestratorContext } from "./context.js";
+import { decideOn, unhandled } from "./lifecycle.js";
 
 /** How often running sandboxes are looked at: one file read each. */
 const CHECK_EVERY_MS = 2_000;
@@ -12,8 +13,10 @@ const CHECK_EVERY_MS = 2_000;
  */
 export function checkSandbox(ctx: OrchestratorContext, id: string): Promise<boolean> {
   return ctx.lock.run(id, async () => {
-    const sandbox = await ctx.store.sandboxes.get(id);
-    if (sandbox?.state !== "running") return false;
+    const decision = await decideOn(ctx, id, "agentDied");
+    if (decision.to === "-") return false;
+    if (decision.to !== "error") throw unhandled("agentDied", decision);
+    const { sandbox } = decision;
     const life = await ctx.host.life(sandbox);
     // no cgroup where we put it: nothing to tell from (never seen while a sandbox runs)
     if (life.processes !== 0) return false;

@@ -1,6 +1,5 @@
 import { nowIso } from "../lib/ids.js";
 import { KeyedLock } from "../lib/keyed-lock.js";
-import { conflict } from "../model/errors.js";
 import type { EgressPolicy } from "../model/network.js";
 import type { PauseKind, RuntimeName, Sandbox } from "../model/sandbox.js";
 import { type Build, runtimeSpecOf, type Template } from "../model/template.js";
@@ -9,8 +8,9 @@ import { buildBootSpec } from "./boot-spec.js";
 import type { OrchestratorContext, OrchestratorOptions } from "./context.js";
 import { type CreateSandboxRequest, createSandbox, TeamQuota } from "./create.js";
 import { checkSandbox, HealthWatch } from "./health.js";
+import { decide, decideOn, lifeStateOf, transition, unhandled } from "./lifecycle.js";
 import { accessOf, LiveSandboxes, type SandboxAccess } from "./live.js";
-import { asLive, deepPause, liveSandbox, pauseSandbox, resumeSandbox } from "./pause.js";
+import { deepPause, pauseSandbox, resumeSandbox } from "./pause.js";
 import { startTemplateCommand } from "./start-command.js";
 import { type StillState, withStateStill } from "./still.js";
 import type { PoolKey, PoolMember } from "./warm-pool.js";
@@ -68,7 +68,10 @@ export class Orchestrator {
       limits: template.warmPool,
       specFor: (id, token) => buildBootSpec(this.ctx.dataDir, build, id, runtime, token),
       ...(runtimeSpecOf(build).startCmd
-        ? { prepare: (member: PoolMember) => startTemplateCommand(member.address, member.accessToken, build) }
+        ? {
+            prepare: (member: PoolMember) =>
+              startTemplateCommand(this.ctx.host.agent, member.address, member.accessToken, build),
+          }
         : {}),
     };
   }
@@ -85,16 +88,18 @@ export class Orchestrator {
 
   kill(id: string): Promise<void> {
     return this.ctx.lock.run(id, async () => {
-      const found = await this.ctx.store.sandboxes.get(id);
-      if (found?.state === "lost") {
-        // its node is gone: forgotten here; the node, back, removes what is left of it
-        await this.ctx.store.sandboxes.update(id, { state: "killed", killedAt: nowIso() });
-        await this.ctx.store.events.record("sandbox.killed", { teamId: found.teamId, sandboxId: id });
-        return;
-      }
-      const sandbox = asLive(this.ctx, id, found);
+      const decision = await decideOn(this.ctx, id, "kill");
+      if (decision.to !== "killed") throw unhandled("kill", decision);
+      const { sandbox } = decision;
+      // no longer served from here either (a node marked lost while it still runs its sandboxes)
       this.ctx.live.delete(id);
       this.ctx.onUnavailable?.(id);
+      if (decision.state === "lost") {
+        // its node is gone: forgotten here; the node, back, removes what is left of it (its sweep)
+        await this.ctx.store.sandboxes.update(id, { state: "killed", killedAt: nowIso() });
+        await this.ctx.store.events.record("sandbox.killed", { teamId: sandbox.teamId, sandboxId: id });
+        return;
+      }
       await this.ctx.host.destroy(sandbox);
       await this.ctx.store.sandboxes.update(id, { state: "killed", killedAt: nowIso() });
       await this.ctx.store.events.record("sandbox.killed", { teamId: sandbox.teamId, sandboxId: id });
@@ -110,8 +115,16 @@ export class Orchestrator {
     return deepPause(this.ctx, id);
   }
 
-  resume(id: string, timeoutSeconds?: number): Promise<{ sandbox: Sandbox; resumed: boolean }> {
-    return resumeSandbox(this.ctx, id, timeoutSeconds, (teamId) =>
+  /**
+   * Resumes a paused sandbox. `connect` (the default) takes a running one too and gives it the
+   * longer of its timeouts; `resume` refuses it (409), as E2B's resume does.
+   */
+  resume(
+    id: string,
+    timeoutSeconds?: number,
+    op: "resume" | "connect" = "connect",
+  ): Promise<{ sandbox: Sandbox; resumed: boolean }> {
+    return resumeSandbox(this.ctx, id, op, timeoutSeconds, (teamId) =>
       this.quota.reserve(this.ctx, teamId, this.ctx.maxLivePerTeam),
     );
   }
@@ -126,20 +139,21 @@ export class Orchestrator {
 
   setTimeout(id: string, seconds: number): Promise<void> {
     return this.ctx.lock.run(id, async () => {
-      const sandbox = await liveSandbox(this.ctx, id);
+      const decision = await decideOn(this.ctx, id, "setTimeout");
+      if (decision.to === "-") throw unhandled("setTimeout", decision);
+      const { sandbox } = decision;
       sandbox.endAt = nowIso(new Date(Date.now() + seconds * 1000));
       await this.ctx.store.sandboxes.update(id, { endAt: sandbox.endAt });
-      if (sandbox.state === "running") this.armDeadline(sandbox);
+      if (decision.to === "running") this.armDeadline(sandbox);
     });
   }
 
   /** Replaces a running sandbox's egress policy: at once, and for every later boot. */
   setEgress(id: string, egress: EgressPolicy): Promise<void> {
     return this.ctx.lock.run(id, async () => {
-      const sandbox = await liveSandbox(this.ctx, id);
-      if (sandbox.state !== "running") {
-        throw conflict(`sandbox ${id} is ${sandbox.state}: resume it before changing its network`);
-      }
+      const decision = await decideOn(this.ctx, id, "setNetwork");
+      if (decision.to !== "running") throw unhandled("setNetwork", decision);
+      const { sandbox } = decision;
       await this.ctx.host.setEgress(id, egress);
       await this.ctx.store.sandboxes.update(id, { egress });
       await this.ctx.store.events.record("sandbox.network_updated", {
@@ -187,7 +201,9 @@ export class Orchestrator {
   /** Auto-resume on traffic: resumes a paused sandbox that asked for it, for the proxy. */
   async resumeOnTraffic(id: string): Promise<{ address: string; access: SandboxAccess } | undefined> {
     const sandbox = await this.ctx.store.sandboxes.get(id);
-    if (sandbox?.state !== "paused" || !sandbox.autoResume) return undefined;
+    // only a sandbox created with autoResume wakes; the others stay paused (the proxy answers 502)
+    if (!sandbox?.autoResume || transition(lifeStateOf(sandbox, this.ctx.store.nodeId), "wake") !== "running")
+      return undefined;
     const lifetime = Math.round((Date.parse(sandbox.endAt) - Date.parse(sandbox.startedAt)) / 1000);
     await this.resume(id, Math.max(60, lifetime));
     return this.ctx.live.route(id);
@@ -236,12 +252,35 @@ export class Orchestrator {
     this.ctx.live.stopTimers();
   }
 
+  /**
+   * The sandbox's end of life, when its timer fires: killed, or paused when it asked for
+   * autoPause (see lifecycle.ts); before its time, the timer is armed again. Never throws: a
+   * failure is logged.
+   */
+  async expire(id: string): Promise<void> {
+    const sandbox = await this.ctx.store.sandboxes.get(id);
+    const op = sandbox?.autoPause ? "timeoutToPause" : "timeout";
+    try {
+      const decision = decide(op, id, sandbox, this.ctx.store.nodeId);
+      if (decision.to === "-") return;
+      if (Date.parse(decision.sandbox.endAt) > Date.now() + 1000) return this.armDeadline(decision.sandbox);
+      // the pause or kill looks the sandbox up again under its lock: another operation may be first
+      if (decision.to === "killed") await this.kill(id);
+      else if (decision.to === "paused")
+        await this.pause(id, sandbox?.autoPauseMemory ? "frozen" : "stopped");
+      else if (decision.to === "stopped") await this.pause(id, "stopped");
+      else throw unhandled(op, decision);
+    } catch (err) {
+      this.ctx.log.error({ sandboxId: id, err }, "timeout action failed");
+    }
+  }
+
   private armDeadline(sandbox: { id: string; endAt: string }): void {
     const live = this.ctx.live.of(sandbox.id);
     clearTimeout(live.endTimer);
     const ms = Math.max(0, Date.parse(sandbox.endAt) - Date.now());
     // setTimeout holds at most ~24.8 days; longer timeouts re-arm when they fire
-    live.endTimer = setTimeout(() => void this.onDeadline(sandbox.id), Math.min(ms, 2 ** 31 - 1));
+    live.endTimer = setTimeout(() => void this.expire(sandbox.id), Math.min(ms, 2 ** 31 - 1));
     live.endTimer.unref();
   }
 
@@ -250,18 +289,5 @@ export class Orchestrator {
     clearTimeout(live.deepPauseTimer);
     live.deepPauseTimer = setTimeout(() => void this.deepPause(id), this.ctx.deepPauseAfterMs);
     live.deepPauseTimer.unref();
-  }
-
-  private async onDeadline(id: string): Promise<void> {
-    const sandbox = await this.ctx.store.sandboxes.get(id);
-    if (!sandbox || sandbox.state === "killed") return;
-    if (Date.parse(sandbox.endAt) > Date.now() + 1000) return this.armDeadline(sandbox);
-    try {
-      if (sandbox.autoPause && (sandbox.state === "running" || sandbox.state === "error"))
-        await this.pause(id, sandbox.autoPauseMemory ? "frozen" : "stopped");
-      else if (sandbox.state !== "paused") await this.kill(id);
-    } catch (err) {
-      this.ctx.log.error({ sandboxId: id, err }, "timeout action failed");
-    }
   }
 }

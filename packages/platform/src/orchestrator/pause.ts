@@ -1,30 +1,13 @@
 import { crashPoint } from "../lib/crash-point.js";
 import { nowIso } from "../lib/ids.js";
-import { conflict, notFound } from "../model/errors.js";
-import { isLive, lostSandbox, type PauseKind, type Sandbox } from "../model/sandbox.js";
+import type { PauseKind, Sandbox } from "../model/sandbox.js";
 import { buildOf, initSandbox } from "./boot.js";
 import { sandboxBootSpec } from "./boot-spec.js";
 import type { OrchestratorContext } from "./context.js";
+import { decideOn, unhandled } from "./lifecycle.js";
 
 /** How long a sandbox resumed without its own timeout may run. */
 const RESUMED_TIMEOUT_MS = 300_000;
-
-export async function liveSandbox(ctx: OrchestratorContext, id: string): Promise<Sandbox> {
-  return asLive(ctx, id, await ctx.store.sandboxes.get(id));
-}
-
-/** The sandbox as read, when this node can act on it; the error to answer otherwise. */
-export function asLive(ctx: OrchestratorContext, id: string, sandbox: Sandbox | undefined): Sandbox {
-  if (!isLive(sandbox)) throw notFound(`sandbox ${id} not found`);
-  if (sandbox.state === "lost") throw lostSandbox(sandbox);
-  // beyond one machine: only the node that runs a sandbox acts on it
-  if (sandbox.nodeId && sandbox.nodeId !== ctx.store.nodeId) {
-    throw conflict(
-      `sandbox ${id} runs on node ${sandbox.nodeId}, not on ${ctx.store.nodeId}: send this to the cluster's api`,
-    );
-  }
-  return sandbox;
-}
 
 /**
  * Pauses a running sandbox. Frozen by default (memory kept in RAM, deepened later: see
@@ -33,9 +16,10 @@ export function asLive(ctx: OrchestratorContext, id: string, sandbox: Sandbox | 
  */
 export function pauseSandbox(ctx: OrchestratorContext, id: string, depth: PauseKind): Promise<PauseKind> {
   return ctx.lock.run(id, async (): Promise<PauseKind> => {
-    const sandbox = await liveSandbox(ctx, id);
-    if (sandbox.state === "paused") throw conflict(`sandbox ${id} is already paused`);
-    if (sandbox.state === "error") return pauseBroken(ctx, sandbox);
+    const decision = await decideOn(ctx, id, "pause");
+    if (decision.to === "stopped") return pauseBroken(ctx, decision.sandbox);
+    if (decision.to !== "paused") throw unhandled("pause", decision);
+    const { sandbox } = decision;
     // the proxy stops routing here before the sandbox stops answering
     const live = ctx.live.of(id);
     live.serving = false;
@@ -79,9 +63,10 @@ async function pauseBroken(ctx: OrchestratorContext, sandbox: Sandbox): Promise<
  */
 export function deepPause(ctx: OrchestratorContext, id: string): Promise<PauseKind | undefined> {
   return ctx.lock.run(id, async () => {
-    const sandbox = await ctx.store.sandboxes.get(id);
-    if (sandbox?.state !== "paused" || sandbox.pauseKind !== "frozen") return undefined;
-    return deepen(ctx, sandbox, "checkpointed");
+    const decision = await decideOn(ctx, id, "deepen");
+    if (decision.to === "-") return undefined;
+    if (decision.to !== "checkpointed") throw unhandled("deepen", decision);
+    return deepen(ctx, decision.sandbox, "checkpointed");
   });
 }
 
@@ -116,20 +101,23 @@ async function deepen(
 }
 
 /**
- * Resumes a paused sandbox (a running one only gets the longer of its timeouts). Returns the
- * sandbox and whether it was paused.
+ * Resumes a paused (or broken) sandbox; `connect` to a running one only gives it the longer of
+ * its timeouts, where `resume` refuses it. Returns the sandbox and whether it was paused.
  */
 export function resumeSandbox(
   ctx: OrchestratorContext,
   id: string,
+  op: "resume" | "connect",
   timeoutSeconds: number | undefined,
   admit: (teamId: string) => Promise<() => void>,
 ): Promise<{ sandbox: Sandbox; resumed: boolean }> {
   return ctx.lock.run(id, async () => {
-    const sandbox = await liveSandbox(ctx, id);
+    const decision = await decideOn(ctx, id, op);
+    if (decision.to !== "running") throw unhandled(op, decision);
+    const { sandbox } = decision;
     const endAt =
       timeoutSeconds === undefined ? undefined : nowIso(new Date(Date.now() + timeoutSeconds * 1000));
-    if (sandbox.state !== "paused" && sandbox.state !== "error") {
+    if (decision.state === "running") {
       if (endAt && endAt > sandbox.endAt) {
         sandbox.endAt = endAt;
         await ctx.store.sandboxes.update(id, { endAt });
@@ -164,7 +152,7 @@ async function resumePaused(
     const spec = sandboxBootSpec(ctx.dataDir, sandbox, await buildOf(ctx, sandbox));
     live.address =
       sandbox.pauseKind === "checkpointed" ? await ctx.host.restore(spec) : await ctx.host.boot(spec);
-    if (sandbox.pauseKind === "stopped") await initSandbox(sandbox, live.address);
+    if (sandbox.pauseKind === "stopped") await initSandbox(ctx, sandbox, live.address);
   }
   if (!live.address) throw new Error(`sandbox ${id} has no address after resuming`);
   crashPoint("resume:started");

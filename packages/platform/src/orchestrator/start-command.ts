@@ -1,4 +1,4 @@
-import { runStartCommand } from "../agent/start-command.js";
+import type { SandboxAgentPort } from "../agent/agent-port.js";
 import { type Build, runtimeSpecOf } from "../model/template.js";
 
 /** How long a template's start command may take to become ready when a sandbox starts. */
@@ -11,6 +11,7 @@ const START_READY_TIMEOUT_MS = 60_000;
  * booted for its create alone runs it after /init, with both.
  */
 export async function startTemplateCommand(
+  agent: SandboxAgentPort,
   address: string,
   accessToken: string,
   build: Build,
@@ -19,5 +20,9 @@ export async function startTemplateCommand(
   if (!startCmd) return;
   // no envVars: envd has them since its start (or /init)
   const target = { address, accessToken };
-  await runStartCommand(target, { startCmd, readyCmd, user, workdir }, { timeoutMs: START_READY_TIMEOUT_MS });
+  await agent.runStartCommand(
+    target,
+    { startCmd, readyCmd, user, workdir },
+    { timeoutMs: START_READY_TIMEOUT_MS },
+  );
 }

@@ -1,11 +1,7 @@
-import { checkpointable } from "../agent/checkpointable.js";
-import { runCommand } from "../agent/commands.js";
-import { envdAnswers } from "../agent/health.js";
-import { conflict } from "../model/errors.js";
 import type { Sandbox } from "../model/sandbox.js";
 import { bootAgain, bringBack } from "./boot.js";
 import type { OrchestratorContext } from "./context.js";
-import { liveSandbox } from "./pause.js";
+import { decideOn, unhandled } from "./lifecycle.js";
 
 /** What a snapshot sees of a sandbox held still. */
 export interface StillState {
@@ -31,16 +27,21 @@ export function withStateStill<T>(
   fn: (state: StillState) => Promise<T>,
 ): Promise<T> {
   return ctx.lock.run(id, async () => {
-    const sandbox = await liveSandbox(ctx, id);
-    if (sandbox.state === "starting") throw conflict(`sandbox ${id} is still starting`);
+    const decision = await decideOn(ctx, id, "snapshot");
+    if (decision.to === "-") throw unhandled("snapshot", decision);
+    const { sandbox } = decision;
     const upper = await ctx.host.mountFiles(id);
     const image = ctx.host.paths(id).checkpoint;
-    if (sandbox.state !== "running") {
+    if (decision.state !== "running") {
       const memoryImage = opts.memory && sandbox.pauseKind === "checkpointed" ? image : undefined;
       return fn({ upper, sandbox, memoryImage });
     }
     const envd = { address: ctx.live.of(id).address ?? "", accessToken: sandbox.envdAccessToken };
-    if (opts.memory && ctx.host.canCheckpoint(sandbox.runtime) && (await checkpointable(envd))) {
+    if (
+      opts.memory &&
+      ctx.host.canCheckpoint(sandbox.runtime) &&
+      (await ctx.host.agent.checkpointable(envd))
+    ) {
       ctx.live.of(id).serving = false;
       ctx.onUnavailable?.(id);
       const checkpointed = await ctx.host.checkpoint(sandbox).then(
@@ -59,11 +60,11 @@ export function withStateStill<T>(
         }
       }
       // this gVisor can take the sandbox down with a refused checkpoint: boot it from its files
-      if (!(await envdAnswers(envd.address))) await bootAgain(ctx, sandbox);
+      if (!(await ctx.host.agent.answers(envd.address))) await bootAgain(ctx, sandbox);
       envd.address = ctx.live.of(id).address ?? "";
       ctx.live.serve(id, envd.address, sandbox);
     }
-    if (envd.address) await runCommand(envd, { cmd: "sync", user: "root" });
+    if (envd.address) await ctx.host.agent.runCommand(envd, { cmd: "sync", user: "root" });
     await ctx.host.freeze(sandbox);
     try {
       return await fn({ upper, sandbox });

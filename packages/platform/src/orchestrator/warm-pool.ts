@@ -4,7 +4,8 @@ import { newSandboxId, newSecret } from "../lib/ids.js";
 import type { Logger } from "../lib/log.js";
 import type { RuntimeName } from "../model/sandbox.js";
 import { NORMAL_SHARES, STOCK_SHARES } from "../sandbox/cpu-fairness.js";
-import type { BootSpec, SandboxHost } from "../sandbox/sandbox-host.js";
+import type { SandboxHostPort } from "../sandbox/host-port.js";
+import type { BootSpec } from "../sandbox/sandbox-host.js";
 import type { BootBudget } from "./boot-budget.js";
 
 /** A booted sandbox nobody owns yet: envd answers with the pool's own token. */
@@ -27,7 +28,7 @@ export interface PoolLimits {
 }
 
 export interface WarmPoolOptions extends PoolLimits {
-  host: SandboxHost;
+  host: SandboxHostPort;
   budget: BootBudget;
   /** Where this platform records its members, so the next start can remove what it left. */
   recordDir: string;

@@ -1,6 +1,7 @@
 import { mkdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { ENVD_PORT } from "@x/envd-client";
+import { envdAgent } from "../agent/agent-port.js";
 import { waitForEnvd, waitForEnvdQuiet } from "../agent/health.js";
 import type { Logger } from "../lib/log.js";
 import { spans } from "../lib/spans.js";
@@ -26,6 +27,7 @@ import {
   writeResolvConf,
 } from "../runtime/oci-spec.js";
 import { runcCompat } from "../runtime/runc-compat.js";
+import type { SandboxHostPort } from "./host-port.js";
 import { type SandboxLimits, sandboxLimits } from "./resource-limits.js";
 
 /** Everything needed to (re)start one sandbox's container. */
@@ -83,7 +85,8 @@ export interface SandboxHostOptions {
  * The host side of sandboxes: network namespace, overlay root filesystem, OCI bundle and the
  * container itself. It knows nothing about teams, timeouts or the store.
  */
-export class SandboxHost {
+export class SandboxHost implements SandboxHostPort {
+  readonly agent = envdAgent;
   /** Sandboxes paused by their runtime because the cgroup freezer did not complete. */
   private readonly pausedByRuntime = new Set<string>();
   /** Containers being deleted after a checkpoint, by sandbox id. */
@@ -390,7 +393,6 @@ export class SandboxHost {
     return p.upper;
   }
 
-  /** Removes every trace of the sandbox from the host. */
   /**
    * After a crash: removes every sandbox of this platform (its network namespaces carry the
    * platform's prefix) that `keep` does not name, whichever runtime it was under: a create, a
@@ -406,6 +408,7 @@ export class SandboxHost {
     return orphans;
   }
 
+  /** Removes every trace of the sandbox from the host. */
   async destroy(spec: Pick<BootSpec, "id" | "runtime">): Promise<void> {
     const runtime = this.o.runtimes.get(spec.runtime);
     await this.thawForDelete(spec.id);

@@ -1,5 +1,5 @@
 import type { Schemas } from "@x/platform-client";
-import { conflict, forbidden, invalid, notFound } from "../../model/errors.js";
+import { forbidden, invalid, notFound } from "../../model/errors.js";
 import type { RuntimeName, Sandbox } from "../../model/sandbox.js";
 import type { Team } from "../../model/team.js";
 import { isShippedTemplate, notInstalledMessage, parseTemplateRef } from "../../model/template.js";
@@ -179,19 +179,23 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
     });
   }
 
-  /** Resumes a paused sandbox (or extends a running one's timeout); says whether it was paused. */
+  /**
+   * Resumes a paused sandbox (`connect` also extends a running one's timeout, `resume` refuses
+   * it); says whether it was paused.
+   */
   async function connect(
     request: Pick<ApiRequest, "team"> & { params: { sandboxID: string }; body?: { timeout?: number } },
+    op: "resume" | "connect" = "connect",
   ): Promise<{ resumed: boolean; body: Schemas["Sandbox"] }> {
     const sandbox = await owned(request);
     const timeout = request.body?.timeout;
     if (timeout !== undefined) checkTimeout(timeout, 0);
-    const { sandbox: after, resumed } = await o.orchestrator.resume(sandbox.id, timeout);
+    const { sandbox: after, resumed } = await o.orchestrator.resume(sandbox.id, timeout, op);
     return { resumed, body: presentSandbox(after, o) };
   }
 
   async function connectReply(request: Parameters<typeof connect>[0]) {
-    const { resumed, body } = await connect(request);
+    const { resumed, body } = await connect(request, "connect");
     return resumed ? { status: 201 as const, body } : { status: 200 as const, body };
   }
 
@@ -218,13 +222,7 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
       await o.orchestrator.pause(sandbox.id, keepMemory ? "frozen" : "stopped");
       return { status: 204 };
     },
-    resumeSandbox: async (r) => {
-      const sandbox = await owned(r);
-      if (sandbox.state !== "paused" && sandbox.state !== "error") {
-        throw conflict(`sandbox ${sandbox.id} is already running`);
-      }
-      return { status: 201, body: (await connect(r)).body };
-    },
+    resumeSandbox: async (r) => ({ status: 201, body: (await connect(r, "resume")).body }),
     connectSandbox: connectReply,
     connectSandboxLegacy: connectReply,
     setSandboxTimeout: async (r) => {
