@@ -123,11 +123,26 @@ export class KernelProcess {
     if (!this.alive) return Promise.reject(new KernelDiedError("the kernel is not running"));
     if (this.running) return Promise.reject(new Error("the kernel is busy"));
     const id = `x${nextExecution++}`;
+    // Output and the execution count come through different pipes when events are on fd 3:
+    // what the cell printed is held until its count is out, so the count always comes first.
+    const ordered = countFirst(onEvent, !opts.silent && this.spec.events !== "stdout");
     return new Promise<void>((resolve, reject) => {
       const awaiting = new Set<"done" | "stdout" | "stderr">(
         this.spec.events === "stdout" ? ["done"] : ["done", "stdout", "stderr"],
       );
-      this.running = { id, onEvent, resolve, reject, awaiting };
+      this.running = {
+        id,
+        onEvent: ordered.deliver,
+        resolve: () => {
+          ordered.flush();
+          resolve();
+        },
+        reject: (err) => {
+          ordered.flush();
+          reject(err);
+        },
+        awaiting,
+      };
       this.send({ op: "execute", id, code, ...(opts.silent ? { silent: true } : {}) });
     });
   }
@@ -233,4 +248,37 @@ export class KernelProcess {
     if (err) r.reject(err);
     else r.resolve();
   }
+}
+
+/**
+ * Passes events on, holding back what the cell printed until its execution count has been
+ * passed (when `hold`): stdout arrives on another pipe than the count and may overtake it.
+ * Anything else (a result, an error) or the end of the execution lets what is held go.
+ */
+function countFirst(
+  onEvent: (e: ExecutionEvent) => void,
+  hold: boolean,
+): { deliver(e: ExecutionEvent): void; flush(): void } {
+  const held: ExecutionEvent[] = [];
+  let waiting = hold;
+  const flush = () => {
+    waiting = false;
+    for (const e of held.splice(0)) onEvent(e);
+  };
+  return {
+    deliver: (e) => {
+      if (!waiting) return onEvent(e);
+      if (e.ev === "stream") {
+        held.push(e);
+        return;
+      }
+      if (e.ev === "count") {
+        waiting = false;
+        onEvent(e);
+      }
+      flush();
+      if (e.ev !== "count") onEvent(e);
+    },
+    flush,
+  };
 }

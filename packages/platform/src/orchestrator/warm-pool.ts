@@ -413,7 +413,7 @@ export class WarmPool {
  */
 export async function discardPoolLeftovers(
   recordDir: string,
-  host: Pick<SandboxHost, "destroy">,
+  host: Pick<SandboxHostPort, "destroy">,
   log: Logger,
 ): Promise<void> {
   const names = await readdir(recordDir).catch(() => [] as string[]);
