@@ -14,7 +14,6 @@ import { hostResolvers, parseUpstream } from "./network/dns-forwarder.js";
 import { DomainDns, reachableAddress } from "./network/domain-dns.js";
 import { EgressServices } from "./network/egress.js";
 import { createNetworkManager } from "./network/network-manager.js";
-import { withMetricsEndpoint } from "./observability/metrics-endpoint.js";
 import { MetricsSampler } from "./observability/metrics-sampler.js";
 import { createPlatformMetrics } from "./observability/platform-metrics.js";
 import { BootBudget } from "./orchestrator/boot-budget.js";
@@ -264,31 +263,29 @@ export async function startPlatform(config: PlatformConfig, hooks: PlatformHooks
     });
   const dnsListenPort = domainDns && (await domainDns.listen(dnsListen!.port, dnsListen!.host));
   const apiLog = root.child({ component: "api" });
-  const apiHandler = withMetricsEndpoint(
-    metrics.registry,
-    createApi({
-      store,
-      orchestrator,
-      builds,
-      volumes,
-      sampler,
-      log: apiLog,
-      domain: publicDomain,
-      envdVersion: ENVD_VERSION,
-      platformVersion: PLATFORM_VERSION,
-      maxSandboxesPerTeam: config.maxSandboxesPerTeam,
-      maxTimeoutSeconds: config.maxTimeoutSeconds,
-      diskSizeMB: config.diskSizeMB,
-      availableRuntimes: [...runtimes.keys()],
-      consoleLog: (id) => host.paths(id).consoleLog,
-      networkDecisions: (id, after, limit) => egress.log.since(id, after, limit),
-      dropWarmPools: (templateId) => warmPool.discardTemplate(templateId),
-      observeRequest: metrics.observeApiRequest,
-      observeCreate: metrics.observeSandboxCreate,
-    }),
-    (err) => apiLog.error({ err }, "metrics collection failed"),
-  );
-  const api = http.createServer(node ? node.routes(apiHandler) : apiHandler);
+  const apiHandler = createApi({
+    store,
+    orchestrator,
+    builds,
+    volumes,
+    sampler,
+    log: apiLog,
+    domain: publicDomain,
+    envdVersion: ENVD_VERSION,
+    platformVersion: PLATFORM_VERSION,
+    maxSandboxesPerTeam: config.maxSandboxesPerTeam,
+    maxTimeoutSeconds: config.maxTimeoutSeconds,
+    diskSizeMB: config.diskSizeMB,
+    availableRuntimes: [...runtimes.keys()],
+    consoleLog: (id) => host.paths(id).consoleLog,
+    networkDecisions: (id, after, limit) => egress.log.since(id, after, limit),
+    dropWarmPools: (templateId) => warmPool.discardTemplate(templateId),
+    observeRequest: metrics.observeApiRequest,
+    observeCreate: metrics.observeSandboxCreate,
+    metrics: metrics.registry,
+    surfaces: node ? [node.surface()] : [],
+  });
+  const api = http.createServer(apiHandler);
   api.keepAliveTimeout = 65_000;
   const apiPort = await listen(api, config.apiPort, config.host);
   if (node) {
