@@ -72,7 +72,10 @@ async function reconcile(o: CreateOnNode, key: string, failure: Failed): Promise
       }. Nothing of it is left running or counted: creating again makes one sandbox`,
     );
   }
-  if (found.sandboxId && (await handOver(o, found.sandboxId))) return;
+  // the node finished it: the sandbox is the create's, and the ticket done with once answered
+  const handed = found.sandboxId !== undefined && (await handOver(o, found.sandboxId));
+  await store.createTickets.settle(key).catch((err: unknown) => log.warn({ err }, "ticket not settled"));
+  if (handed) return;
   throw new DomainError(
     "may_have_acted",
     found.sandboxId

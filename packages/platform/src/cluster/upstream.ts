@@ -5,7 +5,8 @@
  * retried as told makes a second sandbox (502, no retry hint; creates are reconciled,
  * create-reconcile.ts).
  */
-import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import http, { type ServerResponse } from "node:http";
+import type { Readable } from "node:stream";
 
 /** How sending a request to a node went. */
 export type Outcome =
@@ -53,7 +54,7 @@ export interface UpstreamRequest {
   headers: http.OutgoingHttpHeaders;
   agent?: http.Agent;
   /** The body: read already (a Buffer), or the caller's request to stream on. */
-  body: Buffer | IncomingMessage | undefined;
+  body: Buffer | Readable | undefined;
   /** Whether the node acts only on the whole request (see classify). */
   actsOnWholeRequest: boolean;
   /** A connection not open by then is given up: the node never had the request. */
