@@ -114,7 +114,13 @@ export function sendUpstream(up: UpstreamRequest, res: ServerResponse): Promise<
       settle({ kind: classify(progress, up.actsOnWholeRequest), reason: err.code ?? err.message });
     });
     // destroyed without an error (the caller went away): accounted for all the same
-    request.on("close", () => settle({ kind: classify(progress, up.actsOnWholeRequest), reason: "closed" }));
+    request.on("close", () =>
+      settle(
+        res.headersSent
+          ? { kind: "answered", status: res.statusCode }
+          : { kind: classify(progress, up.actsOnWholeRequest), reason: "closed" },
+      ),
+    );
     res.on("close", () => {
       if (!res.writableFinished) request.destroy();
     });
