@@ -6,7 +6,7 @@
  * they are adopted, rather than refusing connections for seconds).
  */
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import { sendError } from "./api/server.js";
+import { sendError } from "./api/server-io.js";
 import type { PlatformConfig } from "./config.js";
 import { listen } from "./lib/http.js";
 import type { Logger } from "./lib/log.js";

@@ -16,7 +16,6 @@ import type { Team } from "./model/team.js";
 import { hostResolvers, parseUpstream } from "./network/dns-forwarder.js";
 import { EgressServices } from "./network/egress.js";
 import { createNetworkManager } from "./network/network-manager.js";
-import { withMetricsEndpoint } from "./observability/metrics-endpoint.js";
 import { MetricsSampler } from "./observability/metrics-sampler.js";
 import { createPlatformMetrics } from "./observability/platform-metrics.js";
 import { BootBudget } from "./orchestrator/boot-budget.js";
@@ -301,31 +300,29 @@ async function wire(
   teardown.defer("metrics sampler", () => sampler.stop());
   registerProxyMetrics(metrics.registry, () => front.proxy.metrics);
   const apiLog = root.child({ component: "api" });
-  const apiHandler = withMetricsEndpoint(
-    metrics.registry,
-    createApi({
-      store,
-      orchestrator,
-      builds,
-      volumes,
-      sampler,
-      log: apiLog,
-      domain: front.publicDomain,
-      envdVersion: ENVD_VERSION,
-      platformVersion: PLATFORM_VERSION,
-      maxSandboxesPerTeam: config.maxSandboxesPerTeam,
-      maxTimeoutSeconds: config.maxTimeoutSeconds,
-      diskSizeMB: config.diskSizeMB,
-      availableRuntimes: [...runtimes.keys()],
-      consoleLog: (id) => host.paths(id).consoleLog,
-      networkDecisions: (id, after, limit) => egress.log.since(id, after, limit),
-      dropWarmPools: (templateId) => warmPool.discardTemplate(templateId),
-      observeRequest: metrics.observeApiRequest,
-      observeCreate: metrics.observeSandboxCreate,
-    }),
-    (err) => apiLog.error({ err }, "metrics collection failed"),
-  );
-  front.serve(node ? node.routes(apiHandler) : apiHandler, {
+  const apiHandler = createApi({
+    store,
+    orchestrator,
+    builds,
+    volumes,
+    sampler,
+    log: apiLog,
+    domain: front.publicDomain,
+    envdVersion: ENVD_VERSION,
+    platformVersion: PLATFORM_VERSION,
+    maxSandboxesPerTeam: config.maxSandboxesPerTeam,
+    maxTimeoutSeconds: config.maxTimeoutSeconds,
+    diskSizeMB: config.diskSizeMB,
+    availableRuntimes: [...runtimes.keys()],
+    consoleLog: (id) => host.paths(id).consoleLog,
+    networkDecisions: (id, after, limit) => egress.log.since(id, after, limit),
+    dropWarmPools: (templateId) => warmPool.discardTemplate(templateId),
+    observeRequest: metrics.observeApiRequest,
+    observeCreate: metrics.observeSandboxCreate,
+    metrics: metrics.registry,
+    surfaces: node ? [node.surface()] : [],
+  });
+  front.serve(apiHandler, {
     resolve: (id) => orchestrator.route(id),
     resume: (id) => orchestrator.resumeOnTraffic(id),
     checkHealth: (id) => orchestrator.checkHealth(id),

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { openapiDocument } from "@x/platform-client";
 import type { Logger } from "../lib/log.js";
 import type { RuntimeName } from "../model/sandbox.js";
+import type { Registry } from "../observability/metrics.js";
 import type { MetricsSampler } from "../observability/metrics-sampler.js";
 import type { Orchestrator } from "../orchestrator/orchestrator.js";
 import type { Store } from "../store/index.js";
@@ -42,6 +43,10 @@ export interface ApiOptions {
   /** Lets go of the warm pools of a template (its layers go, or its pool bounds changed). */
   dropWarmPools(templateId: string): Promise<void>;
   observeRequest?(op: string, status: number, seconds: number): void;
+  /** Served as `GET /metrics` on the API's port. */
+  metrics?: Registry;
+  /** Other surfaces on the API's port, before the API (a node's `/node/…` routes). */
+  surfaces?: Array<(req: IncomingMessage, res: ServerResponse) => boolean>;
   observeCreate?(runtime: RuntimeName, seconds: number): void;
 }
 
@@ -87,5 +92,7 @@ export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResp
     authenticate: createAuthenticator(o.store, o.log),
     log: o.log,
     observe: o.observeRequest,
+    metrics: o.metrics,
+    surfaces: o.surfaces,
   });
 }

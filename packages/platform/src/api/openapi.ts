@@ -25,6 +25,8 @@ export interface Operation {
   authenticated: boolean;
   /** The body is JSON and parsed before the handler runs. */
   jsonBody: boolean;
+  /** A body of another type (an upload), which the handler reads as it arrives. */
+  streamedBody: boolean;
   bodyRequired: boolean;
   validateParams: ValidateFunction;
   validateBody?: ValidateFunction;
@@ -160,6 +162,7 @@ export class OpenApiRouter {
       // by team API key; other schemes (a volume's bearer token) are checked by their handlers
       authenticated: Boolean(security?.some((req) => Object.hasOwn(req as Json, "ApiKeyAuth"))),
       jsonBody: Boolean(json),
+      streamedBody: Boolean(body) && !json,
       bodyRequired: Boolean(body?.required),
       validateParams: paramsAjv.compile(paramSchema),
       validateBody: json?.schema ? bodies.compile(scoped(json.schema)) : undefined,

@@ -1,74 +1,60 @@
 /**
- * The `x api` role: the platform API of a cluster, stateless. Every request goes to the node
- * that can answer it — the node of the sandbox, volume or build it names, the node placement
- * chooses for a new one, any ready node for reads of the catalog — and is answered there by the
- * same API `x serve` runs. Only what no node can say is answered here: a lost sandbox, and no
- * node to send to.
+ * The `x api` role: the platform API of a cluster, stateless. Requests come in through the
+ * same front door as `x serve`'s (request id, API key, the spec's routing and parameter checks,
+ * the error table, metrics), and each operation goes where its route (routes.ts) says: the
+ * node of the sandbox, volume or build it names, the node placement chooses for a new one, any
+ * ready node for reads of the catalog. There the same API `x serve` runs answers it. Only what
+ * no node can say is answered here: a lost sandbox, no node to send to, and a node that failed
+ * with the request (upstream.ts; creates, create-reconcile.ts).
  */
-import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import { httpErrorOf } from "../api/errors.js";
-import { readBody, sendError, sendJson } from "../api/server.js";
+import http from "node:http";
+import { openapiDocument } from "@x/platform-client";
+import { type Call, frontDoor, REQUEST_ID_HEADER, refuseNul } from "../api/front-door.js";
+import { OpenApiRouter } from "../api/openapi.js";
+import { CREATE_TICKET_HEADER } from "../api/routes/sandboxes.js";
+import { readJsonBody, sendJson } from "../api/server-io.js";
 import type { Logger } from "../lib/log.js";
 import { spans } from "../lib/spans.js";
-import { DomainError } from "../model/errors.js";
+import { DomainError, invalid, unavailable } from "../model/errors.js";
 import { lostSandbox } from "../model/sandbox.js";
 import type { Team } from "../model/team.js";
-import { parseTemplateRef } from "../model/template.js";
+import type { Registry } from "../observability/metrics.js";
 import type { ClusterNode, Store } from "../store/index.js";
+import { createOnNode } from "./create-reconcile.js";
 import { HEARTBEAT_MS } from "./node-agent.js";
-import { freshAfter, type Placement, type PlacementRequest, place } from "./placement.js";
+import { freshAfter, type Placement, place } from "./placement.js";
+import { PLACED, ROUTE_PARAM, ROUTES, type RouteBy } from "./routes.js";
+import { type CreateBody, sandboxPlacement } from "./sandbox-placement.js";
+import { type Outcome, sendUpstream } from "./upstream.js";
 
-/** A path segment decoded; undefined when it is malformed (`%E0`), for the node to refuse as the API does. */
-function decoded(segment: string): string | undefined {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Response headers about one connection (RFC 9110 7.6.1): this hop's, not passed on. */
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "te", "upgrade", "trailer"]);
-
-function endToEnd(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP_BY_HOP.has(name)));
-}
-
-/** Memory a sandbox is counted with when its template says nothing (E2B's default). */
-const DEFAULT_MEMORY_MB = 512;
 const MAX_PLACED_BODY = 1024 * 1024;
-const HINT_TTL_MS = 5000;
-const MAX_HINTS = 10_000;
+/** A node that has not taken the connection by then never had the request. */
+const CONNECT_TIMEOUT_MS = 5000;
+/** Longest a node may take to begin its answer (a create waits for a boot slot, a cold boot). */
+const RESPONSE_TIMEOUT_MS = 300_000;
 
 export interface ApiRouterOptions {
   store: Store;
   authenticate(apiKey: string): Promise<Team | undefined>;
   heartbeatTimeoutMs: number;
   log: Logger;
-  /** Each request answered: where it went (a Destination's `to`, or `here`) and its status. */
+  /** Served as `GET /metrics`. */
+  metrics?: Registry;
+  /** Each request answered: its operation, status and duration. */
+  observeRequest?(op: string, status: number, seconds: number): void;
+  /** Each request answered: how it was routed (a RouteBy, or `lost`) and its status. */
   observeRoute?(to: string, status: number): void;
+  /** Overrides of the timeouts of a request sent to a node (tests). */
+  timeouts?: { connectMs?: number; responseMs?: number };
 }
 
-/** Where a request goes. */
-type Destination =
-  | { to: "node"; nodeId: string }
-  | { to: "each"; byNode: Map<string, string[]> }
-  | { to: "any" }
-  | { to: "place"; kind: "sandbox" | "volume" | "build" }
-  | { to: "lost"; sandboxId: string; reason?: string };
-
-const SANDBOX = /^\/(?:v2\/)?sandboxes\/([^/]+)(\/.*)?$/;
-const VOLUME = /^\/(?:volumes|volumecontent)\/([^/]+)(\/.*)?$/;
-const BUILD = /^\/(?:v2\/)?templates\/([^/]+)\/builds\/([^/]+)(\/.*)?$/;
-const TEMPLATE_FILES = /^\/templates\/([^/]+)\/files\//;
-const NEW_BUILD = /^\/(?:v2\/|v3\/)?templates(?:\/([^/]+))?$/;
-
 export function createApiRouter(o: ApiRouterOptions): {
-  handler(req: IncomingMessage, res: ServerResponse): void;
+  handler(req: http.IncomingMessage, res: http.ServerResponse): void;
   close(): void;
 } {
-  const { store, log } = o;
+  const { store } = o;
   const agents = new Map<string, http.Agent>();
+  const placementOf = sandboxPlacement(store);
   let turn = 0;
 
   const agentFor = (node: ClusterNode): http.Agent => {
@@ -80,179 +66,141 @@ export function createApiRouter(o: ApiRouterOptions): {
     return agent;
   };
 
-  async function readyNodes(): Promise<ClusterNode[]> {
-    const fresh = freshAfter(o.heartbeatTimeoutMs);
-    return (await store.nodes.list()).filter((n) => n.state !== "down" && n.heartbeatAt >= fresh);
-  }
-
   async function anyNode(): Promise<ClusterNode> {
-    const nodes = await readyNodes();
-    if (nodes.length === 0)
-      throw new DomainError("unavailable", "no node of the cluster is answering now; try again later", 5);
+    const fresh = freshAfter(o.heartbeatTimeoutMs);
+    const nodes = (await store.nodes.list()).filter((n) => n.state !== "down" && n.heartbeatAt >= fresh);
+    if (nodes.length === 0) throw unavailable("no node of the cluster is answering now; try again later", 5);
     return nodes[turn++ % nodes.length]!;
   }
 
-  /** Several sandboxes' latest metrics: each node is asked for its own (their samples are there). */
-  async function metricsDestination(query: URLSearchParams): Promise<Destination> {
-    const ids = (query.get("sandbox_ids") ?? "").split(",").filter(Boolean);
-    const found = await store.sandboxes.nodesOf(ids);
-    const byNode = new Map<string, string[]>();
-    for (const [id, { nodeId, state }] of found) {
-      if (state === "running") byNode.set(nodeId, [...(byNode.get(nodeId) ?? []), id]);
-    }
-    // none running (or a bad request): any node answers it as it would
-    return byNode.size > 0 ? { to: "each", byNode } : { to: "any" };
+  async function nodeNamed(id: string): Promise<ClusterNode> {
+    const node = await store.nodes.get(id);
+    if (!node) throw unavailable(`node ${id} is not part of the cluster`, 5);
+    return node;
   }
 
-  async function destination(method: string, path: string, query: URLSearchParams): Promise<Destination> {
-    if (path === "/sandboxes/metrics") return metricsDestination(query);
-    const sandbox = SANDBOX.exec(path);
-    if (sandbox) {
-      const id = decoded(sandbox[1]!);
-      if (id === undefined) return { to: "any" }; // the node answers the 400
-      const found = await store.sandboxes.get(id);
-      if (!found || found.state === "killed") return { to: "any" };
-      if (found.state === "lost") {
-        // what the catalog alone can do: show it, and forget it
-        if (!sandbox[2] && (method === "GET" || method === "DELETE")) return { to: "any" };
-        return { to: "lost", sandboxId: id, ...(found.reason ? { reason: found.reason } : {}) };
-      }
-      return { to: "node", nodeId: found.nodeId! };
-    }
-    if ((path === "/sandboxes" || path === "/v2/sandboxes") && method === "POST")
-      return { to: "place", kind: "sandbox" };
-    const volume = VOLUME.exec(path);
-    if (volume) {
-      const id = decoded(volume[1]!);
-      const found = id === undefined ? undefined : await store.volumes.get(id);
-      return found?.nodeId ? { to: "node", nodeId: found.nodeId } : { to: "any" };
-    }
-    if (path === "/volumes" && method === "POST") return { to: "place", kind: "volume" };
-    const build = BUILD.exec(path);
-    if (build) {
-      // status and logs are in the catalog; the trigger runs where the build was made
-      if (method === "GET") return { to: "any" };
-      const id = decoded(build[2]!);
-      const found = id === undefined ? undefined : await store.templates.getBuild(id);
-      return found?.nodeId ? { to: "node", nodeId: found.nodeId } : { to: "any" };
-    }
-    const files = TEMPLATE_FILES.exec(path);
-    if (files) {
-      // uploads land where the template's next build runs
-      const id = decoded(files[1]!);
-      const waiting = id === undefined ? undefined : await store.templates.latestBuild(id, "waiting");
-      return waiting?.nodeId ? { to: "node", nodeId: waiting.nodeId } : { to: "any" };
-    }
-    if (method === "POST" && NEW_BUILD.test(path) && path !== "/templates/tags")
-      return { to: "place", kind: "build" };
-    return { to: "any" };
-  }
-
-  /**
-   * The build a template name stands for, as placement weighs it (memory, pool, layers), kept a
-   * few seconds: a tag moved meanwhile only makes one placement less apt, as the node resolves
-   * the name itself.
-   */
-  const hints = new Map<string, { at: number; hint: Partial<PlacementRequest> }>();
-  async function buildHint(team: Team, templateID: string): Promise<Partial<PlacementRequest>> {
-    const key = `${team.id}\0${templateID}`;
-    const kept = hints.get(key);
-    if (kept && Date.now() - kept.at < HINT_TTL_MS) return kept.hint;
-    const ref = parseTemplateRef(templateID);
-    const template = await store.templates.resolveTemplate(ref, team).catch(() => undefined);
-    const build = template && (await store.templates.buildForTag(template.id, ref.tag));
-    const hint = build ? { memoryMB: build.memoryMB, buildId: build.id, layers: build.layers } : {};
-    if (hints.size >= MAX_HINTS) hints.clear();
-    hints.set(key, { at: Date.now(), hint });
-    return hint;
-  }
-
-  /** What placement needs of a create: the template's memory, build and layers, and the volumes' node. */
-  async function sandboxRequest(req: IncomingMessage, body: Buffer): Promise<PlacementRequest> {
-    const request: PlacementRequest = { memoryMB: DEFAULT_MEMORY_MB };
-    let parsed: { templateID?: unknown; runtime?: unknown; volumeMounts?: unknown };
-    try {
-      parsed = JSON.parse(body.toString("utf8") || "{}");
-    } catch {
-      return request; // the node answers the 400
-    }
-    if (typeof parsed.runtime === "string") request.runtime = parsed.runtime;
-    const key = req.headers["x-api-key"];
-    const team = typeof key === "string" ? await o.authenticate(key) : undefined;
-    if (!team) return request;
-    if (typeof parsed.templateID === "string")
-      Object.assign(request, await buildHint(team, parsed.templateID));
-    if (Array.isArray(parsed.volumeMounts)) {
-      for (const mount of parsed.volumeMounts as { name?: unknown }[]) {
-        if (typeof mount?.name !== "string") continue;
-        const volume = await store.volumes.byName(team.id, mount.name);
-        if (!volume?.nodeId) continue;
-        if (request.nodeId && request.nodeId !== volume.nodeId) {
-          throw new DomainError(
-            "invalid",
-            `volumes '${mount.name}' and another of this create live on different nodes (${volume.nodeId}, ${request.nodeId}): one sandbox can mount volumes of one node`,
-          );
+  /** The node that holds what the path names (sandbox, volume, build), or any when none does. */
+  async function holder(route: keyof typeof ROUTE_PARAM, call: Call): Promise<ClusterNode> {
+    const id = call.pathParams[ROUTE_PARAM[route]]!;
+    switch (route) {
+      case "sandbox":
+      case "sandbox-record": {
+        const found = await store.sandboxes.get(id);
+        // unknown or killed: any node answers as the API does (404, or the record)
+        if (!found || found.state === "killed") return anyNode();
+        if (found.state === "lost") {
+          // what the catalog alone can do: show it, and forget it
+          if (route === "sandbox-record") return anyNode();
+          throw lostSandbox({ id, ...(found.reason ? { reason: found.reason } : {}) });
         }
-        request.nodeId = volume.nodeId;
+        return nodeNamed(found.nodeId!);
+      }
+      case "volume": {
+        const found = await store.volumes.get(id);
+        return found?.nodeId ? nodeNamed(found.nodeId) : anyNode();
+      }
+      case "build": {
+        const found = await store.templates.getBuild(id);
+        return found?.nodeId ? nodeNamed(found.nodeId) : anyNode();
+      }
+      case "build-files": {
+        // uploads land where the template's next build runs
+        const waiting = await store.templates.latestBuild(id, "waiting");
+        return waiting?.nodeId ? nodeNamed(waiting.nodeId) : anyNode();
       }
     }
-    return request;
   }
 
-  /** Sends the request to the node and its answer back; `body` when it was read here already. */
-  function forward(
-    req: IncomingMessage,
-    res: ServerResponse,
-    node: ClusterNode,
-    body?: Buffer,
-  ): Promise<void> {
-    return new Promise((resolve) => {
-      const url = new URL(req.url ?? "/", node.apiUrl);
-      const headers = { ...req.headers };
-      headers["x-forwarded-for"] = [req.headers["x-forwarded-for"], req.socket.remoteAddress]
-        .filter(Boolean)
-        .join(", ");
-      if (body) {
-        headers["content-length"] = String(body.length);
-        delete headers["transfer-encoding"];
-      }
-      const up = http.request(url, { method: req.method, headers, agent: agentFor(node) }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers));
-        answer.pipe(res);
-        answer.on("end", resolve);
-        answer.on("error", () => {
-          res.destroy();
-          resolve();
+  /** Sends the call to the node; its answer goes to the caller, a failure is only reported. */
+  function send(call: Call, node: ClusterNode, body?: Buffer, extra: Record<string, string> = {}) {
+    const { req, op } = call;
+    const headers: http.OutgoingHttpHeaders = { ...req.headers };
+    // only this api sets a ticket: one from the caller would speak for a create it did not send
+    delete headers[CREATE_TICKET_HEADER];
+    Object.assign(headers, extra);
+    headers[REQUEST_ID_HEADER] = call.requestId;
+    headers["x-forwarded-for"] = [req.headers["x-forwarded-for"], req.socket.remoteAddress]
+      .filter(Boolean)
+      .join(", ");
+    if (body) {
+      headers["content-length"] = String(body.length);
+      delete headers["transfer-encoding"];
+    }
+    return sendUpstream(
+      {
+        url: new URL(req.url ?? "/", node.apiUrl),
+        method: req.method ?? "GET",
+        headers,
+        agent: agentFor(node),
+        body: body ?? req,
+        actsOnWholeRequest: !op.streamedBody,
+        connectTimeoutMs: o.timeouts?.connectMs ?? CONNECT_TIMEOUT_MS,
+        responseTimeoutMs: o.timeouts?.responseMs ?? RESPONSE_TIMEOUT_MS,
+      },
+      call.res,
+    );
+  }
+
+  /** What the caller is told of a request the node did not answer. */
+  function answerFor(outcome: Outcome, node: ClusterNode, call: Call): void {
+    if (outcome.kind === "answered") return;
+    call.log.warn({ nodeId: node.id, outcome }, "node did not answer");
+    if (outcome.kind === "not-received")
+      throw unavailable(`node ${node.id} did not receive this request (${outcome.reason}); try again`, 2);
+    throw new DomainError(
+      "may_have_acted",
+      `node ${node.id} failed after it received this request (${outcome.reason}), so it may have acted on it: check before repeating it`,
+    );
+  }
+
+  async function forward(call: Call, node: ClusterNode, body?: Buffer): Promise<void> {
+    answerFor(await send(call, node, body), node, call);
+  }
+
+  /** A new sandbox, volume or build: placed, then sent to the node placement chose. */
+  async function placed(route: keyof typeof PLACED, call: Call): Promise<void> {
+    const kind = PLACED[route];
+    const span = spans(call.log, "placed", { kind });
+    const { raw, body } = await readJsonBody(call.req, call.op, refuseNul, MAX_PLACED_BODY);
+    span.mark("body");
+    const team = call.team;
+    if (!team) throw invalid(`${call.op.id} needs the team's API key`);
+    const create = kind === "sandbox" ? (body as CreateBody) : undefined;
+    const request = create ? await placementOf(team, create) : { memoryMB: 0 };
+    span.mark("resolve");
+    const placement: Placement = await place(store, request, o.heartbeatTimeoutMs);
+    span.mark("place");
+    try {
+      if (create) {
+        await createOnNode({
+          store,
+          log: call.log,
+          call,
+          team,
+          node: placement.node,
+          timeoutSeconds: create.timeout,
+          send: (extra) => send(call, placement.node, raw, extra),
         });
-      });
-      up.on("error", (err) => {
-        log.warn({ nodeId: node.id, err }, "node did not answer");
-        if (!res.headersSent) {
-          sendError(
-            res,
-            503,
-            `node ${node.id} is not answering (${(err as NodeJS.ErrnoException).code ?? err.message}); try again`,
-            {
-              "Retry-After": "2",
-            },
-          );
-        } else res.destroy();
-        resolve();
-      });
-      res.on("close", () => {
-        if (!res.writableFinished) up.destroy();
-      });
-      if (body) up.end(body);
-      else req.pipe(up);
-    });
+      } else await forward(call, placement.node, raw);
+      span.mark("node");
+      span.end({ nodeId: placement.node.id, status: call.res.statusCode });
+    } finally {
+      // kept until the node's next heartbeat counts what it created
+      setTimeout(() => void placement.release().catch(() => undefined), HEARTBEAT_MS + 1000).unref();
+    }
   }
 
   /** Asks each node for the metrics of its own sandboxes and answers with them all. */
-  async function gather(
-    req: IncomingMessage,
-    res: ServerResponse,
-    byNode: Map<string, string[]>,
-  ): Promise<void> {
+  async function gather(call: Call): Promise<void> {
+    const ids = String(call.url.searchParams.get("sandbox_ids") ?? "")
+      .split(",")
+      .filter(Boolean);
+    const byNode = new Map<string, string[]>();
+    for (const [id, { nodeId, state }] of await store.sandboxes.nodesOf(ids)) {
+      if (state === "running") byNode.set(nodeId, [...(byNode.get(nodeId) ?? []), id]);
+    }
+    // none running: any node answers it as it would
+    if (byNode.size === 0) return forward(call, await anyNode());
     const sandboxes: Record<string, unknown> = {};
     for (const [nodeId, ids] of byNode) {
       const node = await store.nodes.get(nodeId);
@@ -262,72 +210,55 @@ export function createApiRouter(o: ApiRouterOptions): {
         node.apiUrl,
       );
       const answer = await fetch(url, {
-        headers: { "x-api-key": String(req.headers["x-api-key"] ?? "") },
+        headers: {
+          "x-api-key": String(call.req.headers["x-api-key"] ?? ""),
+          [REQUEST_ID_HEADER]: call.requestId,
+        },
       }).catch(() => undefined);
       if (!answer) continue; // a node that does not answer has no samples to give
       const body = (await answer.json().catch(() => undefined)) as
         | { sandboxes?: Record<string, unknown> }
         | undefined;
-      // the first refusal (a bad key) is the answer, as one node would give it
+      // the first refusal is the answer, as one node would give it
       if (!answer.ok)
-        return sendJson(res, answer.status, body ?? { code: answer.status, message: answer.statusText });
+        return sendJson(call.res, answer.status, body ?? { code: answer.status, message: answer.statusText });
       Object.assign(sandboxes, body?.sandboxes);
     }
-    sendJson(res, 200, { sandboxes });
+    sendJson(call.res, 200, { sandboxes });
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse, seen: { to: string }): Promise<void> {
-    const url = new URL(req.url ?? "/", "http://api");
-    const path = url.pathname;
-    const method = req.method ?? "GET";
-    if (path === "/health") return sendJson(res, 200, { status: "ok", role: "api" });
-    const dest = await destination(method, path, url.searchParams);
-    seen.to = dest.to;
-    switch (dest.to) {
-      case "each":
-        return gather(req, res, dest.byNode);
+  async function dispatch(call: Call, route: RouteBy): Promise<void> {
+    switch (route) {
+      case "here":
+        return sendJson(call.res, 200, { status: "ok", role: "api" });
       case "any":
-        return forward(req, res, await anyNode());
-      case "node": {
-        const node = await store.nodes.get(dest.nodeId);
-        if (!node) throw new DomainError("unavailable", `node ${dest.nodeId} is not part of the cluster`, 5);
-        return forward(req, res, node);
-      }
-      case "lost":
-        throw lostSandbox({ id: dest.sandboxId, ...(dest.reason ? { reason: dest.reason } : {}) });
-      case "place": {
-        const span = spans(log, "placed", { kind: dest.kind });
-        const body = await readBody(req, MAX_PLACED_BODY);
-        span.mark("body");
-        const request = dest.kind === "sandbox" ? await sandboxRequest(req, body) : { memoryMB: 0 };
-        span.mark("resolve");
-        const placement: Placement = await place(store, request, o.heartbeatTimeoutMs);
-        span.mark("place");
-        try {
-          await forward(req, res, placement.node, body);
-          span.mark("node");
-          span.end({ nodeId: placement.node.id, status: res.statusCode });
-        } finally {
-          // kept until the node's next heartbeat counts what it created
-          setTimeout(() => void placement.release().catch(() => undefined), HEARTBEAT_MS + 1000).unref();
-        }
-        return;
-      }
+        return forward(call, await anyNode());
+      case "sandboxes-metrics":
+        return gather(call);
+      case "place-sandbox":
+      case "place-volume":
+      case "place-build":
+        return placed(route, call);
+      default:
+        return forward(call, await holder(route, call));
     }
   }
 
-  return {
-    handler(req, res) {
-      const seen = { to: "here" };
-      res.on("finish", () => o.observeRoute?.(seen.to, res.statusCode));
-      handle(req, res, seen).catch((err: unknown) => {
-        // the API's one table of answers: domain errors, and the catalog not answering (503)
-        const known = httpErrorOf(err);
-        if (known) return sendError(res, known.status, known.message, known.headers);
-        log.error({ err, url: req.url }, "api request failed");
-        sendError(res, 500, "the api failed to route this request; try again");
-      });
+  const handler = frontDoor({
+    router: new OpenApiRouter(openapiDocument),
+    authenticate: o.authenticate,
+    log: o.log,
+    metrics: o.metrics,
+    observe: o.observeRequest,
+    async dispatch(call) {
+      const route = ROUTES[call.op.id as keyof typeof ROUTES];
+      call.res.on("finish", () => o.observeRoute?.(route, call.res.statusCode));
+      await dispatch(call, route);
     },
+  });
+
+  return {
+    handler,
     close() {
       for (const agent of agents.values()) agent.destroy();
     },

@@ -1,4 +1,5 @@
 import { Registry } from "../observability/metrics.js";
+import { API_BUCKETS } from "../observability/platform-metrics.js";
 import type { Store } from "../store/index.js";
 
 const NODE_STATES = ["ready", "draining", "down"] as const;
@@ -7,6 +8,7 @@ const NODE_STATES = ["ready", "draining", "down"] as const;
 export function createClusterMetrics(store: Store): {
   registry: Registry;
   observeRoute(to: string, status: number): void;
+  observeRequest(operation: string, status: number, seconds: number): void;
 } {
   const registry = new Registry();
   const nodes = registry.gauge("x_cluster_nodes", "Nodes of the cluster, by state.", ["state"]);
@@ -34,8 +36,19 @@ export function createClusterMetrics(store: Store): {
   );
   const routed = registry.counter(
     "x_cluster_api_requests_total",
-    "Requests this api answered, by where they went (node, any, place, each, lost, here) and status.",
+    "Requests this api answered, by how they were routed (routes.ts) and status.",
     ["to", "status"],
+  );
+  // as x serve and x node name them, so one dashboard reads every role's API
+  const apiRequests = registry.counter("x_api_requests_total", "API requests by operation and status.", [
+    "operation",
+    "status",
+  ]);
+  const apiDuration = registry.histogram(
+    "x_api_request_duration_seconds",
+    "Time to answer API requests, by operation.",
+    ["operation"],
+    API_BUCKETS,
   );
   registry.onCollect(async () => {
     const list = await store.nodes.list();
@@ -56,5 +69,9 @@ export function createClusterMetrics(store: Store): {
   return {
     registry,
     observeRoute: (to, status) => routed.inc({ to, status: String(status) }),
+    observeRequest: (operation, status, seconds) => {
+      apiRequests.inc({ operation, status: String(status) });
+      apiDuration.observe({ operation }, seconds);
+    },
   };
 }

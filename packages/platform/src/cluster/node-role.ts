@@ -162,14 +162,9 @@ export class NodeRole {
     await this.agent.start();
   }
 
-  /** Node-only routes (`/node/…`, the cluster secret's), before the platform API. */
-  routes(
-    next: (req: IncomingMessage, res: ServerResponse) => void,
-  ): (req: IncomingMessage, res: ServerResponse) => void {
-    const layers = this.layers.handler();
-    return (req, res) => {
-      if (!layers(req, res)) next(req, res);
-    };
+  /** Node-only routes (`/node/…`, the cluster secret's): a surface of the API's front door, before the API. */
+  surface(): (req: IncomingMessage, res: ServerResponse) => boolean {
+    return this.layers.handler();
   }
 
   async leave(): Promise<void> {

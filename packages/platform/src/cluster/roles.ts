@@ -8,7 +8,6 @@ import http from "node:http";
 import { createAuthenticator } from "../api/authenticate.js";
 import { listen } from "../lib/http.js";
 import type { Logger } from "../lib/log.js";
-import { withMetricsEndpoint } from "../observability/metrics-endpoint.js";
 import { createProxyServer } from "../proxy/index.js";
 import { openStore, type Store } from "../store/index.js";
 import { createApiRouter } from "./api-router.js";
@@ -61,13 +60,11 @@ export async function startApiRole(
     authenticate: createAuthenticator(store, log),
     heartbeatTimeoutMs,
     log: log.child({ component: "api-router" }),
+    metrics: metrics.registry,
     observeRoute: metrics.observeRoute,
+    observeRequest: metrics.observeRequest,
   });
-  const server = http.createServer(
-    withMetricsEndpoint(metrics.registry, router.handler, (err) =>
-      log.error({ err }, "metrics collection failed"),
-    ),
-  );
+  const server = http.createServer(router.handler);
   server.keepAliveTimeout = 65_000;
   const port = await listen(server, config.port, config.host);
   log.info({ port }, "api ready");

@@ -19,7 +19,12 @@ export type ErrorCode =
   /** The platform's own disk has no room for what the request writes (507). */
   | "no_space"
   /** The platform cannot take this now, e.g. no capacity (503, with a time to retry after). */
-  | "unavailable";
+  | "unavailable"
+  /**
+   * A part of the platform the request was sent on to failed after it may have acted on it
+   * (502, never a time to retry after: repeating it blindly may do it twice).
+   */
+  | "may_have_acted";
 
 /** The one table from the domain's error codes to HTTP statuses (the API's and the proxy's answers). */
 export const HTTP_STATUS: Record<ErrorCode, number> = {
@@ -32,6 +37,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   quota: 429,
   no_space: 507,
   unavailable: 503,
+  may_have_acted: 502,
 };
 
 /** A failure the caller can act on: a code for the kind, a message that says what to do. */

@@ -31,7 +31,7 @@ export interface PlatformMetrics {
   observeBoot(runtime: string, seconds: number, ok: boolean): void;
 }
 
-const API_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+export const API_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const CREATE_BUCKETS = [0.03, 0.06, 0.12, 0.25, 0.35, 0.5, 1, 2, 5, 10, 30];
 const SANDBOX_STATES = ["starting", "running", "paused"] as const;
 

@@ -30,6 +30,18 @@ export interface CreateSandboxRequest {
   volumeMounts?: VolumeMount[];
   /** Refuse (a `quota` error) when the team already has this many starting or running. */
   maxLivePerTeam?: number;
+  /** A create sent by a cluster's api: the sandbox lives only while the api has not called it off. */
+  ticket?: CreateTicket;
+}
+
+/**
+ * An api's hold on the create it sent (store/create-tickets.ts): claimed before the sandbox's
+ * first record, confirmed once it runs; either throws when the api called the create off
+ * (it lost the answer), and the sandbox is ended as a failed create is.
+ */
+export interface CreateTicket {
+  claim(sandboxId: string): Promise<void>;
+  confirm(sandboxId: string): Promise<void>;
 }
 
 /**
@@ -116,6 +128,8 @@ export async function createSandbox(
   // on record under its lock: an operation on it waits until its start has ended (lifecycle.ts)
   return ctx.lock.run(sandbox.id, async () => {
     try {
+      // beyond one machine: the api's ticket is claimed before the first record (create-tickets.ts)
+      await req.ticket?.claim(sandbox.id);
       await ctx.store.sandboxes.insert(sandbox);
     } catch (err) {
       if (member) await ctx.host.destroy(member).finally(() => ctx.pool.handedOver(member!));
@@ -137,6 +151,8 @@ export async function createSandbox(
       ctx.live.serve(sandbox.id, address, sandbox);
       sandbox.state = "running";
       await ctx.store.sandboxes.update(sandbox.id, { state: "running" });
+      // last: a create called off before this point is ended here, below
+      await req.ticket?.confirm(sandbox.id);
       await ctx.store.templates.recordSpawn(req.template.id);
       await ctx.store.events.record("sandbox.created", {
         teamId: sandbox.teamId,

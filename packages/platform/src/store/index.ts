@@ -1,4 +1,5 @@
 import { type Kysely, sql } from "kysely";
+import { CreateTicketStore } from "./create-tickets.js";
 import { type Db, type DbOptions, openDb } from "./db.js";
 import { EventStore } from "./events.js";
 import { LayerCatalog } from "./layer-catalog.js";
@@ -12,6 +13,7 @@ import { TeamStore } from "./teams.js";
 import { TemplateStore } from "./templates.js";
 import { VolumeStore } from "./volumes.js";
 
+export type { Abandoned } from "./create-tickets.js";
 export type { Dialect } from "./db.js";
 export type { PlatformEvent } from "./events.js";
 export type { LayerRecord } from "./layer-catalog.js";
@@ -35,6 +37,8 @@ export interface Store {
   nodes: NodeStore;
   layers: LayerCatalog;
   placements: PlacementStore;
+  /** Creates sent on by an api, whose fate the api and the node settle between them. */
+  createTickets: CreateTicketStore;
   /** The node this store speaks for (`local` under `x serve`): what it creates is that node's. */
   nodeId: string;
   /** Runs `fn` against the same stores in one transaction: all of its writes land, or none. */
@@ -62,6 +66,7 @@ export async function openStore(options: DbOptions & { nodeId?: string }): Promi
     nodes: new NodeStore(kysely),
     layers: new LayerCatalog(kysely),
     placements: new PlacementStore(kysely),
+    createTickets: new CreateTicketStore(kysely),
     nodeId,
     transaction: (fn) =>
       kysely.isTransaction ? fn(over(kysely)) : kysely.transaction().execute((trx) => fn(over(trx))),

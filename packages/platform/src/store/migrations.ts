@@ -259,6 +259,25 @@ const migrations: Record<string, Migration> = {
       }
     },
   },
+  // a create sent on by an api, so that after a failure the api and the node agree on its fate
+  "0009-create-tickets": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("create_tickets")
+        .addColumn("key", "text", (c) => c.primaryKey())
+        .addColumn("team_id", "text", (c) => c.notNull())
+        .addColumn("node_id", "text", (c) => c.notNull())
+        .addColumn("sandbox_id", "text")
+        .addColumn("done", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("create_tickets_created")
+        .on("create_tickets")
+        .column("created_at")
+        .execute();
+    },
+  },
 };
 
 /** The node id of `x serve`, and of rows from before nodes existed. */

@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { nowIso } from "../lib/ids.js";
 import { type EgressPolicy, type IngressPolicy, OPEN_EGRESS, PUBLIC_INGRESS } from "../model/network.js";
 import type { PauseKind, Sandbox, SandboxState } from "../model/sandbox.js";
 import type { VolumeMount } from "../model/volume.js";
@@ -125,6 +126,25 @@ export class SandboxStore {
 
   async update(id: string, changes: SandboxChanges): Promise<void> {
     await this.db.updateTable("sandboxes").set(encodeChanges(changes)).where("id", "=", id).execute();
+  }
+
+  /**
+   * Ends the sandbox of a create its api called off (store/create-tickets.ts), whatever its
+   * node does: never handed to anyone, it is not listed or counted from now on, and its node,
+   * back, does not adopt it. False when it was ended already.
+   */
+  async endCalledOff(id: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable("sandboxes")
+      .set({
+        state: "killed",
+        killed_at: nowIso(),
+        reason: "its create was called off: its api lost the node's answer",
+      })
+      .where("id", "=", id)
+      .where("state", "!=", "killed")
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   /** This node's sandboxes not killed, for the orchestrator to adopt after a restart. */

@@ -19,6 +19,7 @@ export interface Database {
   layers: LayersTable;
   layer_copies: LayerCopiesTable;
   placements: PlacementsTable;
+  create_tickets: CreateTicketsTable;
 }
 
 /** Hosts of the `x node` role (beyond one machine); `x serve` is the one node `local` and has no row. */
@@ -57,6 +58,18 @@ export interface PlacementsTable {
   node_id: string;
   memory_mb: number;
   expires_at: string;
+}
+
+/** A create an api sent to a node, until the api has its answer (store/create-tickets.ts). */
+export interface CreateTicketsTable {
+  key: string;
+  team_id: string;
+  node_id: string;
+  /** The sandbox the node began for it (null until it began one). */
+  sandbox_id: string | null;
+  /** 1 once the node finished the sandbox: from then on it is the create's, and stays. */
+  done: number;
+  created_at: string;
 }
 
 export interface TeamsTable {

@@ -5,7 +5,8 @@
  * processes. The public e2b client, unchanged, drives them: creates spread over the nodes;
  * pause, resume, snapshots and forks through another api and proxy than the create's; a
  * template built once starts on every node; a node's SIGKILL makes its sandboxes lost until it
- * is back; an api or a proxy killed leaves the other serving.
+ * is back; a node killed after it received a create's body leaves the team one sandbox when the
+ * client retries; an api or a proxy killed leaves the other serving.
  */
 import http from "node:http";
 import { Sandbox, Template } from "e2b";
@@ -379,6 +380,67 @@ describe("a cluster of three nodes, two apis and two proxies on one machine", ()
     expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(["sandbox.lost", "sandbox.reconciled"]));
     await kill(sandbox);
   });
+
+  step(
+    "a node killed after it received a create's body: the create is called off, the retry through the other api makes the team's one sandbox",
+    async () => {
+      const metadata = { suite: "cluster", drill: "create-crash" };
+      const createVia = (at: ClientOptions) => Sandbox.create({ ...at, timeoutMs: 600_000, metadata });
+      // n3 alone takes creates, and SIGKILLs itself once it has begun a sandbox for one
+      await c.only("n3");
+      let failed: unknown;
+      try {
+        await n3.kill("SIGTERM");
+        await n3.start(60_000, { X_TEST_CRASH_AT: "create:started" });
+        failed = await createVia(A).then(
+          (s) => {
+            made.add(s.sandboxId);
+            return s;
+          },
+          (err: unknown) => err,
+        );
+      } finally {
+        await c.undrainAll(); // n1 and n2; n3 is dead
+      }
+      expect(await waitFor(async () => n3.ended, Boolean, 10_000)).toBe(true);
+      // honest: a 502 with no retry hint, saying what became of what the node had begun
+      expect(failed).toBeInstanceOf(Error);
+      expect((failed as { statusCode?: number }).statusCode).toBe(502);
+      expect((failed as Error).message).toMatch(/node n3 failed after it received this create/);
+      expect((failed as Error).message).toMatch(/creating again makes one sandbox/);
+      const begun = await c.query<{ id: string; state: string; reason: string }>(
+        "select id, state, reason from sandboxes where node_id = 'n3' and reason like 'its create was called off%'",
+      );
+      expect(begun).toHaveLength(1);
+      expect(begun[0]!.state).toBe("killed");
+      const calledOff = begun[0]!.id;
+      expect((failed as Error).message).toContain(calledOff);
+
+      // the client retries through api B, as often as it is told to (503 while n3 still looks alive)
+      let retried: Sandbox | undefined;
+      for (let attempt = 0; !retried; attempt++) {
+        const outcome = await createVia(B).catch((err: Error & { statusCode?: number }) => err);
+        if (outcome instanceof Sandbox) retried = outcome;
+        else if (outcome.name !== "ServiceBusyError" || attempt >= 10) throw outcome;
+        else await new Promise((r) => setTimeout(r, 2000));
+      }
+      made.add(retried.sandboxId);
+      expect(["n1", "n2"]).toContain(await c.nodeOf(retried.sandboxId));
+
+      // n3 back: it does not adopt the sandbox its create's api called off, and leaves none of it
+      await n3.start(60_000);
+      const listed = await Sandbox.list({ ...B, query: { metadata } }).nextItems();
+      expect(listed.map((s) => s.sandboxId)).toEqual([retried.sandboxId]);
+      expect((await c.query("select state from sandboxes where id = $1", [calledOff]))[0]).toEqual({
+        state: "killed",
+      });
+      const left = c.leftovers();
+      expect([...left.containers.runc, ...left.containers.runsc]).not.toContain(calledOff);
+      expect(left.netns.filter((n) => n.includes(calledOff))).toEqual([]);
+      expect((await retried.commands.run("echo the one")).stdout).toBe("the one\n");
+      await kill(retried);
+    },
+  );
 
   step(
     "keeps serving through api B when api A is SIGKILLed, and through proxy B when proxy A is",

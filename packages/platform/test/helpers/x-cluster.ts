@@ -87,15 +87,15 @@ export class XProcess {
     return !this.child || this.child.exitCode !== null || this.child.signalCode !== null;
   }
 
-  /** Starts the process and resolves with the ready line's match once it is out. */
-  async start(timeoutMs: number): Promise<RegExpExecArray> {
+  /** Starts the process (with `env` added to the test's) and resolves with the ready line's match once it is out. */
+  async start(timeoutMs: number, env: Record<string, string> = {}): Promise<RegExpExecArray> {
     if (this.closed) throw new Error(`${this.label}: the cluster is being removed`);
     if (!this.ended) throw new Error(`${this.label} is running already (pid ${this.pid})`);
     this.earlier += this.output;
     this.output = "";
     const proc = spawn(process.execPath, [X_BIN, ...this.args()], {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, X_LOG_FORMAT: "json" },
+      env: { ...process.env, X_LOG_FORMAT: "json", ...env },
     });
     this.child = proc;
     proc.stdout!.on("data", (d) => {
@@ -215,13 +215,13 @@ export class XNode extends XProcess {
   }
 
   /** Starts (or starts again, with the same flags and data) and checks what it says it listens on. */
-  override async start(timeoutMs: number): Promise<RegExpExecArray> {
+  override async start(timeoutMs: number, env: Record<string, string> = {}): Promise<RegExpExecArray> {
     if (this.ports === "fixed") {
       // chosen once: a restart uses the same flags
       if (!this.apiPort) this.apiPort = await freePortOn(this.host);
       if (!this.proxyPort) this.proxyPort = await freePortOn(this.host);
     }
-    const ready = await super.start(timeoutMs);
+    const ready = await super.start(timeoutMs, env);
     if (this.ports === "zero") {
       this.apiPort = Number(ready[2]);
       this.proxyPort = Number(ready[4]);

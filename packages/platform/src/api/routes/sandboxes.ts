@@ -1,8 +1,9 @@
 import type { Schemas } from "@x/platform-client";
-import { forbidden, invalid, notFound } from "../../model/errors.js";
+import { conflict, forbidden, invalid, notFound } from "../../model/errors.js";
 import type { RuntimeName, Sandbox } from "../../model/sandbox.js";
 import type { Team } from "../../model/team.js";
 import { isShippedTemplate, notInstalledMessage, parseTemplateRef } from "../../model/template.js";
+import type { CreateTicket } from "../../orchestrator/create.js";
 import type { Orchestrator } from "../../orchestrator/orchestrator.js";
 import type { Store } from "../../store/index.js";
 import type { Volumes } from "../../volumes/volumes.js";
@@ -32,6 +33,9 @@ export interface SandboxRoutesOptions extends PresentOptions {
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 300;
+
+/** A create sent by a cluster's api carries its ticket here (store/create-tickets.ts). */
+export const CREATE_TICKET_HEADER = "x-create-ticket";
 
 function decodeFilterPart(part: string): string {
   try {
@@ -88,8 +92,25 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
     return template && (template.teamId === team.id || template.public) ? [template.id] : [];
   }
 
+  /** The create's ticket when a cluster's api sent it: the sandbox lives only by it. */
+  function ticketOf(request: Pick<ApiRequest, "req">, team: Team): CreateTicket | undefined {
+    const header = request.req.headers[CREATE_TICKET_HEADER];
+    const key = Array.isArray(header) ? header[0] : header;
+    if (!key) return undefined;
+    const calledOff = () =>
+      conflict("the api that sent this create called it off (it lost this node's answer): create again");
+    return {
+      claim: async (sandboxId) => {
+        if (!(await o.store.createTickets.claim(key, team.id, o.store.nodeId, sandboxId))) throw calledOff();
+      },
+      confirm: async (sandboxId) => {
+        if (!(await o.store.createTickets.confirm(key, sandboxId))) throw calledOff();
+      },
+    };
+  }
+
   async function create(
-    request: Pick<ApiRequest, "team">,
+    request: Pick<ApiRequest, "team" | "req">,
     body: Schemas["NewSandboxV2"],
   ): Promise<Schemas["Sandbox"]> {
     const team = teamOf(request);
@@ -151,6 +172,7 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
       runtime: body.runtime,
       volumeMounts,
       maxLivePerTeam: o.maxSandboxesPerTeam,
+      ticket: ticketOf(request, team),
     });
     o.observeCreate?.(sandbox.runtime, (performance.now() - started) / 1000);
     return presentSandbox(sandbox, o);
