@@ -1,37 +1,26 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import { warmUpEnvd } from "./agent/init.js";
-import { installEnvd } from "./agent/install.js";
 import { createApi } from "./api/index.js";
-import { childRecords, claimRunDir, poolRecordDir, runDirOf } from "./cleanup.js";
+import { childRecords, claimRunDir, runDirOf } from "./cleanup.js";
 import { NodeRole } from "./cluster/node-role.js";
 import { requirePostgres } from "./cluster/roles.js";
-import { type PlatformConfig, warmPoolMax } from "./config.js";
+import type { PlatformConfig } from "./config.js";
 import { bindFrontPorts } from "./front-ports.js";
 import { crashPoint } from "./lib/crash-point.js";
 import { Guardian } from "./lib/guardian.js";
 import { createLogger, type Logger } from "./lib/log.js";
 import { Teardown } from "./lib/teardown.js";
 import type { Team } from "./model/team.js";
-import { hostResolvers, parseUpstream } from "./network/dns-forwarder.js";
-import { EgressServices } from "./network/egress.js";
-import { createNetworkManager } from "./network/network-manager.js";
+import { parseUpstream } from "./network/dns-forwarder.js";
 import { MetricsSampler } from "./observability/metrics-sampler.js";
-import { createPlatformMetrics } from "./observability/platform-metrics.js";
-import { BootBudget } from "./orchestrator/boot-budget.js";
-import { Orchestrator } from "./orchestrator/orchestrator.js";
-import { WarmPool } from "./orchestrator/warm-pool.js";
+import type { Orchestrator } from "./orchestrator/orchestrator.js";
+import type { WarmPool } from "./orchestrator/warm-pool.js";
 import { proxyCertificate, registerProxyMetrics } from "./proxy/index.js";
 import type { ImageBuildProgress } from "./rootfs/base-image.js";
-import { availableRuntimes, chooseDefaultRuntime } from "./runtime/available.js";
-import { devNullProblem } from "./runtime/host-devices.js";
-import { reserveHostTasks } from "./runtime/host-limits.js";
-import { CpuFairness } from "./sandbox/cpu-fairness.js";
-import { SandboxHost } from "./sandbox/sandbox-host.js";
+import { startSandboxSide } from "./sandbox-side.js";
 import { openStore, type Store } from "./store/index.js";
 import { ensureBaseTemplate } from "./templates/base-template.js";
 import { createBuildService } from "./templates/build-service.js";
-import { Volumes } from "./volumes/volumes.js";
 
 /** envd version every sandbox reports; the public client needs at least 0.6.4 for all features. */
 export const ENVD_VERSION = "0.6.4";
@@ -163,103 +152,9 @@ async function wire(
       memoryReserveMB: config.memoryReserveMB,
       log: root.child({ component: "cluster" }),
     });
-  const runtimes = await availableRuntimes(config.dataDir);
-  const defaultRuntime = chooseDefaultRuntime(runtimes, config.defaultRuntime);
-  await reserveHostTasks(log);
-  const devNull = devNullProblem();
-  if (devNull)
-    log.warn({ problem: devNull }, "the host's /dev/null is not as it should be; sandboxes may be why");
-
-  const network = createNetworkManager({
-    prefix: config.networkPrefix,
-    cidr: config.networkCidr,
-    allowInternal: config.allowInternal,
-  });
-  const egress = new EgressServices({
-    network,
-    upstreams: config.dnsUpstreams ? config.dnsUpstreams.map((u) => parseUpstream(u)) : await hostResolvers(),
-    children,
-    log: root,
-  });
-  network.onRemoved = (id) => egress.forget(id);
-  const egressPorts = await egress.start();
-  teardown.defer("egress services", () => egress.close());
-  // nothing for the next start to adopt: the firewall table (and any leftover) goes too
-  teardown.defer("network", async () => {
-    if (stopping.destroy || (await store.sandboxes.live()).length === 0) await network.sweep();
-  });
-  const envdDir = await installEnvd(config.envdDir, config.dataDir);
-  const volumes = new Volumes({
-    store,
-    dataDir: config.dataDir,
-    defaultSizeMB: config.volumeSizeMB,
-    log: root.child({ component: "volumes" }),
-  });
-  teardown.defer("volumes", () => volumes.close());
-  const host = new SandboxHost({
-    dataDir: config.dataDir,
-    runtimes,
-    network,
-    envdDir,
-    processLimit: config.processLimit,
-    volumeSource: (id) => volumes.source(id),
-    ...(node ? { ensureLayers: node.ensureLayers } : {}),
-    log: root.child({ component: "sandbox" }),
-  });
-  const budget = new BootBudget({
-    concurrent: config.bootConcurrency,
-    memoryReserveBytes: config.memoryReserveMB === undefined ? undefined : config.memoryReserveMB * 2 ** 20,
-  });
-  const metrics = createPlatformMetrics({
-    store,
-    pool: () => warmPool.stats(),
-    egress: () => egress.log.counts(),
-  });
-  const warmPool = new WarmPool({
-    min: config.warmPoolSize,
-    max: warmPoolMax(config),
-    host,
-    budget,
-    onBoot: metrics.observeBoot,
-    warmUp: (member, spec) =>
-      warmUpEnvd({ address: member.address, accessToken: member.accessToken }, spec.defaultUser),
-    recordDir: poolRecordDir(config),
-    log: root.child({ component: "warm-pool" }),
-  });
-  const orchestrator = new Orchestrator({
-    store,
-    host,
-    pool: warmPool,
-    budget,
-    dataDir: config.dataDir,
-    defaultRuntime,
-    deepPauseAfterMs: config.deepPauseAfterMs,
-    maxLivePerTeam: config.maxSandboxesPerTeam,
-    log: root.child({ component: "orchestrator" }),
-    onUnavailable: (id) => front.proxy.closeSandboxConnections(id),
-  });
-  teardown.defer("orchestrator", () => orchestrator.detach());
-  teardown.defer("sandboxes", () => stopping.destroy && orchestrator.killAll());
-  // members are nobody's sandboxes: they never outlive the process that booted them
-  teardown.defer("warm pool", () => warmPool.close());
-  await node?.markRestarting();
-  await orchestrator.adopt({ serving: !node });
-  orchestrator.watchHealth();
-  const cpuFairness = new CpuFairness({
-    ids: () => orchestrator.servingIds(),
-    log: root.child({ component: "cpu-fairness" }),
-  });
-  if (config.cpuFairness !== false) cpuFairness.start();
-  teardown.defer("cpu fairness", () => cpuFairness.stop());
-  await warmPool.discardLeftovers();
-  await host.sweepOrphans(orchestrator.knownIds());
-  // Leftovers first (the sweep drops the firewall table when nothing is kept), then the
-  // firewall for the sandboxes to come.
-  await network.sweep(orchestrator.knownIds());
-  await network.init(egressPorts);
-  egress.watchFirewall();
+  const { runtimes, defaultRuntime, egress, volumes, host, metrics, warmPool, orchestrator } =
+    await startSandboxSide({ config, store, node, children, front, teardown, stopping, log: root });
   crashPoint("start:firewall-made");
-  await aborted();
   await aborted();
 
   const makeShared = async () => {

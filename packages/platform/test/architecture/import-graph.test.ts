@@ -5,8 +5,8 @@
  *     → runtime | network | rootfs | agent → store → model → lib
  *
  * A folder may import only folders of a lower layer (never a peer, never one above), so the
- * folder graph has no cycle. The composition root (platform.ts, config.ts, index.ts) may import
- * anything and nothing imports it. This test reads every import of src/ and fails on an arrow
+ * folder graph has no cycle. The composition root (the files at the top of src/: platform.ts,
+ * config.ts, index.ts, …) may import anything and no folder imports it. This test reads every import of src/ and fails on an arrow
  * that runs the wrong way, and on a drawing in the README that no longer matches the code.
  */
 import { readdirSync, readFileSync } from "node:fs";
