@@ -11,11 +11,11 @@ import os from "node:os";
 import path from "node:path";
 import { createAuthenticator } from "../api/authenticate.js";
 import { CREATE_TICKET_HEADER } from "../api/routes/sandboxes.js";
-import { newSandboxId, nowIso } from "../lib/ids.js";
+import { newSandboxId, } from "../lib/ids.js";
 import { silentLogger } from "../lib/log.js";
-import { OPEN_EGRESS, PUBLIC_INGRESS } from "../model/network.js";
 import type { Team } from "../model/team.js";
 import { openStore, type Store } from "../store/index.js";
+import { sandboxRecord } from "../store/testing/sandbox-record.js";
 import { createApiRouter } from "./api-router.js";
 
 type Behaviour = (req: http.IncomingMessage, res: http.ServerResponse, ticket: string) => Promise<void>;
@@ -58,28 +58,9 @@ async function registerNode(apiUrl: string): Promise<void> {
 /** A sandbox row as a node writes it when it begins one. */
 async function begin(id: string): Promise<void> {
   const template = await store.templates.createTemplate(team.id);
-  await store.sandboxes.insert({
-    id,
-    teamId: team.id,
-    templateId: template.id,
-    buildId: "b",
-    state: "starting",
-    runtime: "runc",
-    startedAt: nowIso(),
-    endAt: nowIso(new Date(Date.now() + 60_000)),
-    cpuCount: 1,
-    memoryMB: 512,
-    diskSizeMB: 1024,
-    metadata: {},
-    envVars: {},
-    envdAccessToken: "token",
-    egress: OPEN_EGRESS,
-    ingress: PUBLIC_INGRESS,
-    autoPause: false,
-    autoPauseMemory: true,
-    autoResume: false,
-    volumeMounts: [],
-  });
+  await store.sandboxes.insert(
+    sandboxRecord({ id, teamId: team.id, templateId: template.id, state: "starting" }),
+  );
 }
 
 const readAll = (req: http.IncomingMessage) =>

@@ -8,11 +8,11 @@ import pg from "pg";
 import { createCatalogResolver } from "../../src/cluster/catalog-resolver.js";
 import { NodeMonitor } from "../../src/cluster/node-monitor.js";
 import { place } from "../../src/cluster/placement.js";
-import { newSandboxId, nowIso } from "../../src/lib/ids.js";
+import { newSandboxId, } from "../../src/lib/ids.js";
 import { silentLogger } from "../../src/lib/log.js";
-import { OPEN_EGRESS, PUBLIC_INGRESS } from "../../src/model/network.js";
 import type { Sandbox } from "../../src/model/sandbox.js";
 import { type NodeCapacity, openStore, type Store } from "../../src/store/index.js";
+import { sandboxRecord } from "../../src/store/testing/sandbox-record.js";
 import { freshPostgresDatabase } from "../helpers/stores.js";
 
 const capacity = (over: Partial<NodeCapacity> = {}): NodeCapacity => ({
@@ -52,28 +52,7 @@ async function sandboxOn(nodeId: string, state: Sandbox["state"] = "running"): P
   const id = newSandboxId();
   const template = await nodeStore.templates.createTemplate(teamId);
   try {
-    await nodeStore.sandboxes.insert({
-      id,
-      teamId,
-      templateId: template.id,
-      buildId: "b",
-      state,
-      runtime: "runc",
-      startedAt: nowIso(),
-      endAt: nowIso(new Date(Date.now() + 60_000)),
-      cpuCount: 1,
-      memoryMB: 512,
-      diskSizeMB: 1024,
-      metadata: {},
-      envVars: {},
-      envdAccessToken: "token",
-      egress: OPEN_EGRESS,
-      ingress: PUBLIC_INGRESS,
-      autoPause: false,
-      autoPauseMemory: true,
-      autoResume: false,
-      volumeMounts: [],
-    });
+    await nodeStore.sandboxes.insert(sandboxRecord({ id, teamId, templateId: template.id, state }));
   } finally {
     await nodeStore.close();
   }

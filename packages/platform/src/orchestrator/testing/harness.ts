@@ -1,13 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { newSandboxId, newSecret, nowIso } from "../../lib/ids.js";
+import { newSandboxId, } from "../../lib/ids.js";
 import { silentLogger } from "../../lib/log.js";
 import { OPEN_EGRESS } from "../../model/network.js";
 import type { RuntimeName, Sandbox } from "../../model/sandbox.js";
 import type { Team } from "../../model/team.js";
 import type { Build, Template } from "../../model/template.js";
 import { openStore, type Store } from "../../store/index.js";
+import { sandboxRecord } from "../../store/testing/sandbox-record.js";
 import { BootBudget } from "../boot-budget.js";
 import { type LifeState, lifeStateOf } from "../lifecycle.js";
 import { type CreateSandboxRequest, Orchestrator } from "../orchestrator.js";
@@ -173,28 +174,15 @@ export class LifecycleHarness {
   }
 
   private record(id: string, state: Sandbox["state"]): Sandbox {
-    const now = new Date();
-    return {
+    return sandboxRecord({
       id,
       teamId: this.team.id,
       templateId: this.template.id,
       buildId: this.build.id,
       state,
       runtime: "runsc",
-      startedAt: nowIso(now),
-      endAt: nowIso(new Date(now.getTime() + 300_000)),
-      cpuCount: 1,
       memoryMB: 256,
       diskSizeMB: 512,
-      metadata: {},
-      envVars: {},
-      envdAccessToken: newSecret(),
-      egress: OPEN_EGRESS,
-      ingress: { allowPublicTraffic: true, httpsPorts: [] },
-      autoPause: false,
-      autoPauseMemory: true,
-      autoResume: false,
-      volumeMounts: [],
-    };
+    });
   }
 }
