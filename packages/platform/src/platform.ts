@@ -103,9 +103,10 @@ async function wire(
   stopping: { destroy: boolean },
 ): Promise<Platform> {
   const log = root.child({ component: "platform" });
-  // a stop asked for (SIGTERM) is seen at the next of these; the turn lets its handler run first
+  // A stop asked for (SIGTERM) is seen at the next of these. Two turns of the event loop: a
+  // signal's handler runs in the poll phase, which the first turn may come before.
   const aborted = async () => {
-    await new Promise((resolve) => setImmediate(resolve));
+    for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
     hooks.signal?.throwIfAborted();
   };
   await mkdir(config.dataDir, { recursive: true });
