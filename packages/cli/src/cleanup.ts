@@ -46,7 +46,7 @@ export async function cleanup(argv: string[], io: Io): Promise<number> {
     createLogger(),
   );
   io.out(
-    `x cleanup: ended ${report.processes.length} helper process(es); warm-pool members removed; ${
+    `x cleanup: ended ${report.processes.length} helper process(es); warm-pool members removed; ${report.orphans.length} sandbox(es) no record kept removed; ${
       report.networkRemoved
         ? "no sandbox left: the firewall table and networks removed"
         : `${report.sandboxesKept} sandbox(es) kept for the next start, with their networks`

@@ -75,6 +75,8 @@ export async function claimRunDir(config: CleanupConfig, log: Logger): Promise<(
 export interface CleanupReport {
   /** Helper processes ended, by pid. */
   processes: number[];
+  /** Sandboxes no record keeps (a create cut short), removed. */
+  orphans: string[];
   /** Sandboxes still there for the next start to adopt (their network stays). */
   sandboxesKept: number;
   /** Whether the platform's firewall table and network leftovers were removed. */
@@ -111,9 +113,12 @@ export async function cleanUpLeftovers(config: CleanupConfig, log: Logger): Prom
     });
     try {
       const kept = await store.sandboxes.live();
+      // what no record keeps (a create cut short, one its api called off) goes while its
+      // network still says it was this platform's, as a start's sweep does
+      const orphans = await host.sweepOrphans(new Set(kept.map((s) => s.id)));
       // with sandboxes to adopt, their networks and the firewall stay as they are
       if (kept.length === 0) await network.sweep();
-      return { processes, sandboxesKept: kept.length, networkRemoved: kept.length === 0 };
+      return { processes, orphans, sandboxesKept: kept.length, networkRemoved: kept.length === 0 };
     } finally {
       await store.close();
     }

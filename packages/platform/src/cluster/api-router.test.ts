@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { createAuthenticator } from "../api/authenticate.js";
 import { CREATE_TICKET_HEADER } from "../api/routes/sandboxes.js";
-import { newSandboxId, } from "../lib/ids.js";
+import { newSandboxId } from "../lib/ids.js";
 import { silentLogger } from "../lib/log.js";
 import type { Team } from "../model/team.js";
 import { openStore, type Store } from "../store/index.js";

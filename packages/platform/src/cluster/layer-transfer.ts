@@ -73,13 +73,23 @@ export function canonicalTar(absDir: string): Readable {
   child.on("error", (err) => out.destroy(new CommandError(["tar", ...args], null, err.message)));
   child.on("close", (code, signal) => {
     if (out.destroyed) return;
-    if (code === 0) out.end();
+    if (code === 0 || (code === 1 && onlyChangedWhileRead(stderr()))) out.end();
     else out.destroy(new CommandError(["tar", ...args], code ?? signal, stderr()));
   });
   out.on("close", () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   });
   return out;
+}
+
+/**
+ * tar's exit 1 with nothing but "file changed as we read it": a layer's files never change,
+ * but their ctime does when another copy of the image is hard-linked (`cp -al`) meanwhile.
+ * The archive is whole, and the receiver checks its digest anyway.
+ */
+function onlyChangedWhileRead(stderr: string): boolean {
+  const lines = stderr.split("\n").filter((l) => l.trim() !== "");
+  return lines.length > 0 && lines.every((l) => /file changed as we read it$/.test(l));
 }
 
 /** The digest a layer is published under: sha256 of its canonical tar stream, and that stream's length. */

@@ -8,7 +8,7 @@ import pg from "pg";
 import { createCatalogResolver } from "../../src/cluster/catalog-resolver.js";
 import { NodeMonitor } from "../../src/cluster/node-monitor.js";
 import { place } from "../../src/cluster/placement.js";
-import { newSandboxId, } from "../../src/lib/ids.js";
+import { newSandboxId } from "../../src/lib/ids.js";
 import { silentLogger } from "../../src/lib/log.js";
 import type { Sandbox } from "../../src/model/sandbox.js";
 import { type NodeCapacity, openStore, type Store } from "../../src/store/index.js";

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { newSandboxId, } from "../../lib/ids.js";
+import { newSandboxId } from "../../lib/ids.js";
 import { silentLogger } from "../../lib/log.js";
 import { OPEN_EGRESS } from "../../model/network.js";
 import type { RuntimeName, Sandbox } from "../../model/sandbox.js";
