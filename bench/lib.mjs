@@ -139,9 +139,13 @@ export function sh(cmd, args, opt = {}) {
   return r.stdout;
 }
 
+// Standard streams are pipes, never "ignore": that hands the child the host's /dev/null, and
+// runsc (run/restore -detach) chowns its standard streams to the sandbox's user.
 export function run(cmd, args) {
   return new Promise((resolve, reject) => {
-    const p = spawn(cmd, args, { stdio: ["ignore", "ignore", "pipe"] });
+    const p = spawn(cmd, args, { stdio: ["pipe", "pipe", "pipe"] });
+    p.stdin.end();
+    p.stdout.resume();
     let err = "";
     p.stderr.on("data", (d) => (err += d));
     p.on("error", reject);
@@ -155,7 +159,9 @@ export function run(cmd, args) {
 
 export function pipeBytes(cmd, args) {
   return new Promise((resolve, reject) => {
-    const p = spawn(cmd, args, { stdio: ["ignore", "pipe", "ignore"] });
+    const p = spawn(cmd, args, { stdio: ["pipe", "pipe", "pipe"] });
+    p.stdin.end();
+    p.stderr.resume();
     let n = 0;
     p.stdout.on("data", (d) => (n += d.length));
     p.on("error", reject);

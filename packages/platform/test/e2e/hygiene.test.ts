@@ -92,7 +92,9 @@ describe("nothing outlives the platform (runc)", () => {
       // a few at a time, as clients do
       for (let batch = 0; batch < 3; batch++) {
         const made = await Promise.all(
-          Array.from({ length: 4 }, () => x.api("POST", "/sandboxes", { templateID: "base", runtime })),
+          Array.from({ length: 4 }, () =>
+            x.api("POST", "/sandboxes", { templateID: "base", runtime, timeout: 600 }),
+          ),
         );
         for (const m of made) expect(m.status).toBe(201);
         ids.push(...made.map((m) => m.body.sandboxID as string));
