@@ -1,6 +1,8 @@
 // The report: DESIGN §8 targets (met / missed by how much), floors, figures with their ratio to
 // the floor, sandboxes held, API throughput; Markdown for people, JSON for tools.
+
 import { bench, fmt, MiB } from "./lib.mjs";
+import { lifecycleCpuSection } from "./lifecycle-cpu.mjs";
 
 /** DESIGN.md §8, as numbers. */
 export const TARGETS = {
@@ -389,6 +391,7 @@ export function markdown(meta) {
   }
 
   breakdownSection(L, row);
+  lifecycleCpuSection(L, row, results, opts.runtimes);
 
   L.push(
     "",

@@ -10,9 +10,13 @@ import path from "node:path";
 import { phasesOf, recorder, summarize } from "../breakdown.mjs";
 import { baseRootfsOf, containerFlowFloor, hostFlowFloor, PROBE } from "../flow-floors.mjs";
 import { bench, log, now, PKG, phaseLeft, scenario, stats } from "../lib.mjs";
+import { lifecycleCpu } from "../lifecycle-cpu.mjs";
 import { closePlatform, openPlatform, SPANS_CHANNEL } from "../platform.mjs";
 
 const CLOCK_TICKS = 100;
+
+/** Lifecycles over which CPU per component is counted (lifecycle-cpu.mjs). */
+const LIFECYCLES = 10;
 
 /**
  * CPU seconds the whole host has spent busy (every process: the platform, its command helper,
@@ -125,6 +129,14 @@ export async function ttiScenarios(
       R.breakdown = summarize(phases);
       R.cpuBoundPerSandboxMs = (perTti / os.cpus().length) * 1000;
       log(`${rt}: TTI p50 ${R.sequential.p50.toFixed(0)} ms, ${perTti.toFixed(3)} CPU s each`);
+    });
+
+    await scenario(`${rt}: CPU per sandbox lifecycle, by component`, async () => {
+      await settle();
+      R.lifecycleCpu = await lifecycleCpu(ctx, rt, LIFECYCLES);
+      log(
+        `${rt}: ${R.lifecycleCpu.perLifecycle["host busy, all of it (less the bench's sampling)"].toFixed(3)} CPU s per lifecycle`,
+      );
     });
 
     await scenario(`${rt}: TTI staggered ${staggered} every 200 ms`, async () => {
