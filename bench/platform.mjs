@@ -5,10 +5,10 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { bench, log, PKG } from "./lib.mjs";
 
-const { DEFAULTS, createLogger, startPlatform } = await import(PKG("platform/dist/index.js"));
+const { DEFAULTS, SPANS_CHANNEL, createLogger, startPlatform } = await import(PKG("platform/dist/index.js"));
 const { createEnvdClient, envdHeaders } = await import(PKG("envd-client/dist/index.js"));
 
-export { DEFAULTS, envdHeaders };
+export { DEFAULTS, envdHeaders, SPANS_CHANNEL };
 
 /** Network ranges already taken by a platform of this process (two may run one after the other). */
 const usedNets = new Set();

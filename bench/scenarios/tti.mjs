@@ -3,30 +3,20 @@
 // end; the clock stops when `node -v` returns; the kill is not timed. Sequential, staggered and
 // burst shapes on a platform with x serve's defaults, per runtime, with the CPU bound of a burst
 // measured in the same run.
-import { spawnSync } from "node:child_process";
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
+import path from "node:path";
+import { phasesOf, recorder, summarize } from "../breakdown.mjs";
+import { baseRootfsOf, containerFlowFloor, hostFlowFloor, PROBE } from "../flow-floors.mjs";
 import { bench, log, now, PKG, phaseLeft, scenario, stats } from "../lib.mjs";
-import { closePlatform, openPlatform } from "../platform.mjs";
-
-/**
- * The identity probe: namespaces, a hash of the cgroup, the boot id, pid 1's command line and
- * the uptime through about ten small processes; it fails when a marker of an earlier sandbox is
- * there (a reused sandbox), then leaves its own in /tmp and /var/tmp.
- */
-const PROBE = [
-  "set -e",
-  "for m in /tmp/.tti-marker /var/tmp/.tti-marker; do if [ -e $m ]; then echo reused; exit 3; fi; done",
-  "echo mnt=$(readlink /proc/self/ns/mnt) pid=$(readlink /proc/self/ns/pid) uts=$(readlink /proc/self/ns/uts)",
-  "echo cgroup=$(sha256sum /proc/self/cgroup | cut -c1-16)",
-  "echo boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo -)",
-  "echo init=$(tr '\\0' ' ' </proc/1/cmdline)",
-  "echo uptime=$(cut -d' ' -f1 /proc/uptime)",
-  "date +%s%N | tee /tmp/.tti-marker >/var/tmp/.tti-marker",
-].join("; ");
+import { lifecycleCpu } from "../lifecycle-cpu.mjs";
+import { closePlatform, openPlatform, SPANS_CHANNEL } from "../platform.mjs";
 
 const CLOCK_TICKS = 100;
+
+/** Lifecycles over which CPU per component is counted (lifecycle-cpu.mjs). */
+const LIFECYCLES = 10;
 
 /**
  * CPU seconds the whole host has spent busy (every process: the platform, its command helper,
@@ -41,36 +31,17 @@ function hostBusyCpuSeconds() {
   return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS;
 }
 
-/**
- * The floor of the flow on this host: its two commands run on the host itself, no sandbox, no
- * platform, no network (bash without -l: the host's login profile is not the sandbox's). What a
- * TTI cannot go below here, whatever the platform does; process creation dominates it.
- */
-export function hostFlowFloor(runs = 15) {
-  const probe = PROBE.replaceAll(".tti-marker", ".tti-floor-marker");
-  const samples = [];
-  for (let i = 0; i < runs; i++) {
-    const t = now();
-    const a = spawnSync("bash", ["-c", probe]);
-    const b = spawnSync("node", ["-v"]);
-    samples.push(now() - t);
-    rmSync("/tmp/.tti-floor-marker", { force: true });
-    rmSync("/var/tmp/.tti-floor-marker", { force: true });
-    if (a.status !== 0 || b.status !== 0)
-      throw new Error(`the flow's commands failed on the host: ${a.stderr}`);
-  }
-  return stats(samples);
-}
-
-/** One TTI: create, probe, node -v; resolves with its time. */
-async function flow(Sandbox, started = now()) {
+/** One TTI: create, probe, node -v; resolves with its time. `timed` is called before the kill. */
+async function flow(Sandbox, started = now(), timed = () => undefined) {
   const sandbox = await Sandbox.create();
   try {
     const probe = await sandbox.commands.run(PROBE);
     if (!probe.stdout.includes("boot=")) throw new Error(`probe printed ${probe.stdout}`);
     const node = await sandbox.commands.run("node -v");
     if (!/^v\d+\./.test(node.stdout)) throw new Error(`node -v printed ${node.stdout}`);
-    return { ms: now() - started };
+    const ms = now() - started;
+    timed(ms);
+    return { ms };
   } finally {
     await sandbox.kill().catch(() => undefined);
   }
@@ -124,20 +95,48 @@ export async function ttiScenarios(
     // the client's first calls in a process pay for its own start: one untimed flow
     await flow(Sandbox);
 
+    await scenario(
+      `${rt}: the flow's floor, the probe and node -v in an idle bare ${rt} container`,
+      async () => {
+        bench.results.ttiHostFloor ??= hostFlowFloor();
+        R.floor = containerFlowFloor(rt, baseRootfsOf(dataDir), path.dirname(dataDir));
+        log(
+          `${rt}: flow floor p50 ${R.floor.p50.toFixed(0)} ms in a bare container, host ${bench.results.ttiHostFloor.p50.toFixed(0)} ms`,
+        );
+      },
+    );
+
     await scenario(`${rt}: TTI sequential ×${sequential}`, async () => {
-      bench.results.ttiHostFloor ??= hostFlowFloor();
       await settle();
       const samples = [];
+      // where each TTI's milliseconds go (breakdown.mjs): listening costs the client a little
+      const rec = recorder(SPANS_CHANNEL);
+      const phases = [];
       const cpu0 = hostBusyCpuSeconds();
       const t0 = now();
-      for (let i = 0; i < sequential && (i < 10 || phaseLeft() > ((now() - t0) / i) * 2); i++) {
-        const r = await flow(Sandbox);
-        samples.push(r.ms);
+      try {
+        for (let i = 0; i < sequential && (i < 10 || phaseLeft() > ((now() - t0) / i) * 2); i++) {
+          rec.take();
+          const started = now();
+          const r = await flow(Sandbox, started, (ms) => phases.push(phasesOf(rec.take(), started, ms)));
+          samples.push(r.ms);
+        }
+      } finally {
+        rec.stop();
       }
       const perTti = (hostBusyCpuSeconds() - cpu0) / samples.length;
       R.sequential = { ...stats(samples), ok: samples.length, cpuSecondsPerTti: perTti };
+      R.breakdown = summarize(phases);
       R.cpuBoundPerSandboxMs = (perTti / os.cpus().length) * 1000;
       log(`${rt}: TTI p50 ${R.sequential.p50.toFixed(0)} ms, ${perTti.toFixed(3)} CPU s each`);
+    });
+
+    await scenario(`${rt}: CPU per sandbox lifecycle, by component`, async () => {
+      await settle();
+      R.lifecycleCpu = await lifecycleCpu(ctx, rt, LIFECYCLES);
+      log(
+        `${rt}: ${R.lifecycleCpu.perLifecycle["host busy, all of it (less the bench's sampling)"].toFixed(3)} CPU s per lifecycle`,
+      );
     });
 
     await scenario(`${rt}: TTI staggered ${staggered} every 200 ms`, async () => {

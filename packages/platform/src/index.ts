@@ -9,6 +9,7 @@ export {
 } from "./cluster/roles.js";
 export { type ClusterNodeConfig, DEFAULTS, type PlatformConfig } from "./config.js";
 export { createLogger, LOG_LEVELS, type LogFormat, type Logger, type LogLevel } from "./lib/log.js";
+export { SPANS_CHANNEL, type SpanMessage } from "./lib/spans.js";
 export type { ApiKey, Team } from "./model/team.js";
 export { isShippedTemplate, SHIPPED_TEMPLATES } from "./model/template.js";
 export {

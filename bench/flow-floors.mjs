@@ -1,0 +1,142 @@
+// The floors of the TTI flow, measured in the same run as the TTIs: the flow's two commands run
+// on the host itself, and by bash inside an already running bare container of each runtime (the
+// base template's rootfs, no envd, platform or network). What a TTI cannot go below.
+
+import { spawnSync } from "node:child_process";
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import path from "node:path";
+import { now, sh, stats } from "./lib.mjs";
+
+/**
+ * The identity probe: namespaces, a hash of the cgroup, the boot id, pid 1's command line and
+ * the uptime through about ten small processes; it fails when a marker of an earlier sandbox is
+ * there (a reused sandbox), then leaves its own in /tmp and /var/tmp.
+ */
+export const PROBE = [
+  "set -e",
+  "for m in /tmp/.tti-marker /var/tmp/.tti-marker; do if [ -e $m ]; then echo reused; exit 3; fi; done",
+  "echo mnt=$(readlink /proc/self/ns/mnt) pid=$(readlink /proc/self/ns/pid) uts=$(readlink /proc/self/ns/uts)",
+  "echo cgroup=$(sha256sum /proc/self/cgroup | cut -c1-16)",
+  "echo boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo -)",
+  "echo init=$(tr '\\0' ' ' </proc/1/cmdline)",
+  "echo uptime=$(cut -d' ' -f1 /proc/uptime)",
+  "date +%s%N | tee /tmp/.tti-marker >/var/tmp/.tti-marker",
+].join("; ");
+
+/**
+ * On the host: no sandbox, no platform, no network (bash without -l: the host's login profile
+ * is not the sandbox's). Process creation dominates it.
+ */
+export function hostFlowFloor(runs = 15) {
+  const probe = PROBE.replaceAll(".tti-marker", ".tti-floor-marker");
+  const samples = [];
+  for (let i = 0; i < runs; i++) {
+    const t = now();
+    const a = spawnSync("bash", ["-c", probe]);
+    const b = spawnSync("node", ["-v"]);
+    samples.push(now() - t);
+    rmSync("/tmp/.tti-floor-marker", { force: true });
+    rmSync("/var/tmp/.tti-floor-marker", { force: true });
+    if (a.status !== 0 || b.status !== 0)
+      throw new Error(`the flow's commands failed on the host: ${a.stderr}`);
+  }
+  return stats(samples);
+}
+
+/**
+ * Timed by bash inside the container ($EPOCHREALTIME), so the cost of `runc/runsc exec` itself
+ * is left out: a sandbox's envd spawns its commands from inside, as this bash does. The marker
+ * is removed after the clock stops.
+ */
+const TIMED_FLOW =
+  't0=$EPOCHREALTIME; bash -c "$1" >/dev/null || exit 3; node -v >/dev/null || exit 4; t1=$EPOCHREALTIME; rm -f /tmp/.tti-marker /var/tmp/.tti-marker; echo "$t0 $t1"';
+
+/**
+ * The base template's root filesystem under a data directory: the one its running sandboxes have
+ * below their overlay (the build the platform uses), else the newest.
+ */
+export function baseRootfsOf(dataDir) {
+  const images = path.join(dataDir, "images");
+  const inUse = new RegExp(`lowerdir=(?:[^,]*:)?(${images}/base-[^/,:]+/rootfs)`).exec(
+    readFileSync("/proc/self/mounts", "utf8"),
+  );
+  if (inUse) return inUse[1];
+  const dirs = readdirSync(images)
+    .filter((d) => d.startsWith("base-"))
+    .map((d) => path.join(images, d))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  if (!dirs.length) throw new Error(`no base image under ${images}`);
+  return path.join(dirs[0], "rootfs");
+}
+
+/**
+ * Inside one bare container of `rt`, started once and idle (`sleep infinity` as its process):
+ * the probe and `node -v` run `runs` times, each by a bash that `exec` starts (one warm-up
+ * first). `flow` is the time bash measured inside; `withExec` the same from the host, the
+ * runtime's exec included (for reference only). The state root is the one the bench's cleanup
+ * sweeps (`state-<rt>` under the scratch directory), so a bench stopped hard leaves nothing.
+ */
+export function containerFlowFloor(rt, rootfs, scratch, runs = 15) {
+  const bundle = path.join(scratch, `bundle-flow-${rt}`);
+  const stateRoot = path.join(scratch, `state-${rt}`);
+  mkdirSync(bundle, { recursive: true });
+  mkdirSync(stateRoot, { recursive: true });
+  sh("runc", ["spec", "--bundle", bundle]);
+  const spec = JSON.parse(readFileSync(path.join(bundle, "config.json"), "utf8"));
+  spec.process.terminal = false;
+  spec.process.args = ["/bin/sleep", "infinity"];
+  spec.root = { path: rootfs, readonly: true };
+  spec.linux.cgroupsPath = undefined;
+  // the probe leaves its markers in /tmp and /var/tmp, as in a sandbox
+  for (const dir of ["/tmp", "/var/tmp"])
+    spec.mounts.push({ destination: dir, type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev"] });
+  writeFileSync(path.join(bundle, "config.json"), JSON.stringify(spec));
+  const global =
+    rt === "runsc"
+      ? ["--root", stateRoot, "--platform", "ptrace", "--network", "none", "--overlay2", "none"]
+      : ["--root", stateRoot];
+  const id = `xbench-${process.pid}-flow-${rt}`;
+  // files as standard streams, never the host's /dev/null (runsc chowns them)
+  writeFileSync(path.join(bundle, "stdin"), "");
+  const stdin = openSync(path.join(bundle, "stdin"), "r");
+  const out = openSync(path.join(bundle, "console.log"), "a");
+  try {
+    const started = spawnSync(rt, [...global, "run", "--detach", "--bundle", bundle, id], {
+      stdio: [stdin, out, out],
+    });
+    if (started.status !== 0)
+      throw new Error(
+        `${rt} run: exit ${started.status} ${readFileSync(path.join(bundle, "console.log"), "utf8").slice(-300)}`,
+      );
+    const flow = [];
+    const withExec = [];
+    for (let i = -1; i < runs; i++) {
+      const t = now();
+      const r = spawnSync(rt, [...global, "exec", id, "/bin/bash", "-c", TIMED_FLOW, "bash", PROBE], {
+        encoding: "utf8",
+      });
+      const outer = now() - t;
+      const m = /^(\d+\.\d+) (\d+\.\d+)$/m.exec(r.stdout ?? "");
+      if (r.status !== 0 || !m)
+        throw new Error(`${rt} exec of the flow: exit ${r.status} ${(r.stderr || r.stdout).slice(0, 300)}`);
+      if (i < 0) continue;
+      flow.push((Number(m[2]) - Number(m[1])) * 1000);
+      withExec.push(outer);
+    }
+    return { ...stats(flow), withExec: stats(withExec) };
+  } finally {
+    closeSync(stdin);
+    closeSync(out);
+    spawnSync(rt, [...global, "delete", "--force", id]);
+    rmSync(bundle, { recursive: true, force: true });
+  }
+}
