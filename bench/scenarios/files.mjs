@@ -145,7 +145,7 @@ export function filesRows(files) {
         "100 MB of stdout (`commands.run`)",
         rt,
         rate(R.stream100MB),
-        `local pipe ${rate(F.pipe100MB)}`,
+        `local pipe ${rate(F.pipe100MB)}; the client's own base64 decoding alone ${rate(R.clientBase64Decode100MB)}`,
         pct(R.stream100MB?.mbps, F.pipe100MB?.mbps),
         "≥ 50%",
       ],
