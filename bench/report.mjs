@@ -2,7 +2,9 @@
 // the floor, sandboxes held, API throughput; Markdown for people, JSON for tools.
 
 import { bench, fmt, MiB } from "./lib.mjs";
+
 import { lifecycleCpuSection } from "./lifecycle-cpu.mjs";
+import { filesSection } from "./scenarios/files.mjs";
 
 /** DESIGN.md §8, as numbers. */
 export const TARGETS = {
@@ -652,6 +654,7 @@ export function markdown(meta) {
     }
   }
 
+  if (results.files) L.push("", filesSection(results.files));
   L.push("", "## Notes", "");
   for (const n of results.notes) L.push(`- ${n}`);
   for (const e of results.errors) L.push(`- **${e.scenario}**: ${e.error}`);

@@ -65,7 +65,8 @@ function parseArgs(argv) {
   if (!Number.isInteger(o.pool)) fail("--pool takes an integer ≥ 1");
   for (const rt of o.runtimes) if (rt !== "runsc" && rt !== "runc") fail(`unknown runtime ${rt}`);
   for (const part of o.only ?? [])
-    if (!["tti", "pool", "cold", "held", "cluster", "shipped"].includes(part)) fail(`unknown part ${part}`);
+    if (!["tti", "pool", "cold", "held", "cluster", "shipped", "files"].includes(part))
+      fail(`unknown part ${part}`);
   return o;
 }
 
@@ -104,6 +105,7 @@ const { heldScenario } = await import("./scenarios/held.mjs");
 const { ttiScenarios } = await import("./scenarios/tti.mjs");
 const { clusterScenarios } = await import("./scenarios/cluster.mjs");
 const { shippedScenarios } = await import("./scenarios/shipped.mjs");
+const { filesScenarios } = await import("./scenarios/files.mjs");
 const { markdown, TARGETS, targetRows } = await import("./report.mjs");
 const { linePlot } = await import("./png.mjs");
 const { results } = bench;
@@ -169,6 +171,14 @@ async function main() {
   const clusterDir = wanted("cluster") ? await prepareDataDir("data-cluster") : undefined;
   const poolDir = await prepareDataDir("data-pool");
   const coldDir = await prepareDataDir("data-cold");
+  const filesPhase = async () => {
+    const ctx = await openPlatform(await prepareDataDir("data-files"), { warmPoolSize: 0 });
+    try {
+      await filesScenarios(ctx, opts.runtimes, scratch);
+    } finally {
+      await closePlatform(ctx);
+    }
+  };
   let cold;
   try {
     await phases([
@@ -215,6 +225,7 @@ async function main() {
         wanted("cold") ? (rt === "runsc" ? 3.5 : 2.5) : 0,
         () => (wanted("cold") ? runtimeScenarios(cold, rt) : undefined),
       ]),
+      [wanted("files") ? 1.5 * nrt : 0, () => (wanted("files") ? filesPhase() : undefined)],
       ...opts.runtimes.map((rt, i) => [
         wanted("held") ? (rt === "runsc" ? 2.5 : 1.5) : 0,
         () => (cold && wanted("held") ? heldScenario(cold, rt, { withApiLoad: i === 0 }) : undefined),

@@ -28,6 +28,20 @@ function fastBase64() {
   };
 }
 
+/** `@bufbuild/protobuf` as connect-es imports it, swapped for src/connect-protobuf.ts (see there why). */
+function connectProtobuf() {
+  return {
+    name: "connect-protobuf",
+    setup(b) {
+      b.onResolve({ filter: /^@bufbuild\/protobuf$/ }, (args) =>
+        args.importer.includes(`${path.sep}@connectrpc${path.sep}`)
+          ? { path: path.join(root, "src", "connect-protobuf.ts") }
+          : undefined,
+      );
+    },
+  };
+}
+
 await rm(out, { recursive: true, force: true });
 await build({
   entryPoints: [path.join(root, "src", "main.ts")],
@@ -42,7 +56,7 @@ await build({
   sourcemap: "linked",
   legalComments: "none",
   logLevel: "warning",
-  plugins: [fastBase64()],
+  plugins: [fastBase64(), connectProtobuf()],
 });
 
 // `sudo` of gVisor sandboxes (src/sudo/shim.ts), bound over the template's: run by the

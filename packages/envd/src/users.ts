@@ -72,6 +72,15 @@ export class IdNames {
     return this.loaded;
   }
 
+  /** Synchronous look-ups once the account files are read: for listings of many entries. */
+  async lookups(): Promise<{ user(uid: number): string; group(gid: number): string }> {
+    await this.load();
+    return {
+      user: (uid) => this.users.get(uid) ?? String(uid),
+      group: (gid) => this.groups.get(gid) ?? String(gid),
+    };
+  }
+
   async user(uid: number): Promise<string> {
     await this.load();
     return this.users.get(uid) ?? String(uid);

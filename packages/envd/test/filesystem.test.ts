@@ -342,6 +342,36 @@ describe("ListDir", () => {
     });
   });
 
+  test("a directory of more entries than one slice lists them all in order, subdirectories right after their entry", async () => {
+    const big = fresh();
+    const names: string[] = [];
+    for (let i = 0; i < 1_300; i++) names.push(`e${String(i).padStart(4, "0")}`);
+    for (const name of names) writeFileSync(path.join(big, name), name);
+    // directories in the first, second and third slice of the listing
+    for (const sub of ["e0001", "e0700", "e1299"]) {
+      rmSync(path.join(big, sub));
+      mkdirSync(path.join(big, sub));
+      writeFileSync(path.join(big, sub, "inner.txt"), "in");
+    }
+    setXattr(path.join(big, "e0900"), "user.e2b.tag", "nine");
+    const { entries } = await fs().listDir({ path: big, depth: 2 });
+    const expected: string[] = [];
+    for (const name of names) {
+      expected.push(name);
+      if (["e0001", "e0700", "e1299"].includes(name)) expected.push(`${name}/inner.txt`);
+    }
+    expect(entries.map((e) => path.relative(big, e.path))).toEqual(expected);
+    expect(entries.find((e) => e.name === "e0900")).toMatchObject({
+      type: FileType.FILE,
+      size: 5n,
+      owner: "root",
+      group: "root",
+      permissions: "-rw-r--r--",
+      metadata: { tag: "nine" },
+    });
+    expect(entries.find((e) => e.name === "e0700")?.type).toBe(FileType.DIRECTORY);
+  });
+
   test("a file is InvalidArgument, a missing path NotFound", async () => {
     const file = path.join(tree, "top.txt");
     await expectCode(fs().listDir({ path: file, depth: 1 }), Code.InvalidArgument, file);

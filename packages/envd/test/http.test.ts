@@ -186,6 +186,33 @@ describe("POST /files", () => {
     expect(statSync(base).uid).toBe(0);
   });
 
+  test("one multipart body of many parts: small and large, new and replaced, in order and owned by the user", async () => {
+    const base = path.join(dir, "many-parts");
+    mkdirSync(base);
+    const replaced = path.join(base, "d0", "replaced.txt");
+    mkdirSync(path.dirname(replaced));
+    writeFileSync(replaced, "old", { mode: 0o640 });
+    const large = randomBytes(300_000);
+    const parts: Array<{ name: string; data: string | Buffer }> = [];
+    for (let i = 0; i < 1_500; i++)
+      parts.push({ name: path.join(base, `d${i % 3}`, `f${i}.txt`), data: `file ${i}` });
+    parts.splice(700, 0, { name: path.join(base, "d1", "large.bin"), data: large });
+    parts.splice(900, 0, { name: replaced, data: "new" });
+    parts.push({ name: path.join(base, "d3", "empty"), data: "" });
+    const res = await call(filesUrl({ username: "nobody" }), { method: "POST", body: form(parts) });
+    expect(res.status).toBe(200);
+    const written = (await res.json()) as Array<{ path: string }>;
+    expect(written.map((w) => w.path)).toEqual(parts.map((p) => p.name));
+    for (const part of parts) {
+      const bytes = readFileSync(part.name);
+      expect(bytes.equals(Buffer.from(part.data))).toBe(true);
+      expect(statSync(part.name)).toMatchObject({ uid: NOBODY.uid, gid: NOBODY.gid });
+    }
+    expect(statSync(replaced).mode & 0o777).toBe(0o640);
+    for (const d of ["d1", "d2", "d3"]) expect(statSync(path.join(base, d)).uid).toBe(NOBODY.uid);
+    expect(readdirSync(path.join(base, "d0")).filter((n) => n.startsWith(".envd-"))).toEqual([]);
+  });
+
   test("application/octet-stream writes the body to path, streamed", async () => {
     const file = path.join(dir, "octet", "big.bin");
     const bytes = randomBytes(8 * 1024 * 1024 + 123);

@@ -616,6 +616,15 @@ describe("the public e2b client", () => {
     expect(who.stdout).toBe("nobody\n");
   });
 
+  test("megabytes of stdout and stderr arrive whole and in order", async () => {
+    const lines = 1_500_000;
+    const result = await sandbox.commands.run(`seq 1 ${lines}; seq 1 1000 >&2; printf end`, { timeoutMs: 0 });
+    const expected = `${Array.from({ length: lines }, (_, i) => i + 1).join("\n")}\nend`;
+    expect(result.stdout.length).toBe(expected.length);
+    expect(result.stdout === expected).toBe(true);
+    expect(result.stderr).toBe(`${Array.from({ length: 1000 }, (_, i) => i + 1).join("\n")}\n`);
+  });
+
   test("stdin, background commands, connect and kill", async () => {
     const cat = await sandbox.commands.run("cat", { background: true, stdin: true });
     await cat.sendStdin("piped");

@@ -1,11 +1,11 @@
-import type { BigIntStats } from "node:fs";
+import { type BigIntStats, lstatSync } from "node:fs";
 import { lstat, readlink, realpath } from "node:fs/promises";
 import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { type EntryInfo, EntryInfoSchema, FileType } from "@x/envd-client";
 import type { EnvdContext } from "../context.js";
-import { readMetadata } from "./metadata.js";
+import { readMetadata, readMetadataSync } from "./metadata.js";
 
 const S_IFMT = 0o170000;
 const S_IFDIR = 0o040000;
@@ -67,17 +67,65 @@ export async function entryInfo(ctx: EnvdContext, absPath: string): Promise<Entr
 }
 
 export async function entryFromStats(ctx: EnvdContext, absPath: string, st: BigIntStats): Promise<EntryInfo> {
-  const mode = Number(st.mode);
-  const type = fileTypeOf(mode);
+  const type = fileTypeOf(Number(st.mode));
   const [owner, group, metadata, target] = await Promise.all([
     ctx.names.user(Number(st.uid)),
     ctx.names.group(Number(st.gid)),
     readMetadata(absPath).catch(() => ({})),
     type === FileType.SYMLINK ? symlinkTarget(absPath).catch(() => undefined) : undefined,
   ]);
+  return buildEntry(absPath, st, owner, group, metadata, target);
+}
+
+/**
+ * Describes the entries `names` of `dir` (missing ones are left out) with one synchronous lstat
+ * and listxattr each, as readdir+stat would: a listing of thousands of entries would otherwise
+ * pay a thread-pool round trip and a few promises per entry. Only symlinks wait for realpath.
+ */
+export async function entriesOf(
+  ctx: EnvdContext,
+  dir: string,
+  names: string[],
+): Promise<{ entry: EntryInfo; st: BigIntStats }[]> {
+  const ids = await ctx.names.lookups();
+  const out: { entry: EntryInfo; st: BigIntStats }[] = [];
+  for (const name of names) {
+    const abs = path.join(dir, name);
+    let st: BigIntStats | undefined;
+    try {
+      st = lstatSync(abs, { bigint: true, throwIfNoEntry: false });
+    } catch {
+      // gone or unreadable meanwhile: left out, as a failed lstat always was
+    }
+    if (!st) continue;
+    let metadata: Record<string, string>;
+    try {
+      metadata = readMetadataSync(abs, st);
+    } catch {
+      metadata = {};
+    }
+    const target =
+      fileTypeOf(Number(st.mode)) === FileType.SYMLINK
+        ? await symlinkTarget(abs).catch(() => undefined)
+        : undefined;
+    const entry = buildEntry(abs, st, ids.user(Number(st.uid)), ids.group(Number(st.gid)), metadata, target);
+    out.push({ entry, st });
+  }
+  return out;
+}
+
+function buildEntry(
+  absPath: string,
+  st: BigIntStats,
+  owner: string,
+  group: string,
+  metadata: Record<string, string>,
+  symlinkTarget: string | undefined,
+): EntryInfo {
+  const mode = Number(st.mode);
   return create(EntryInfoSchema, {
     name: path.basename(absPath) || "/",
-    type,
+    type: fileTypeOf(mode),
     path: absPath,
     size: st.size,
     // Permission bits only, as e2b's envd reports them (Go's FileMode.Perm()); the type is in `type`.
@@ -89,7 +137,7 @@ export async function entryFromStats(ctx: EnvdContext, absPath: string, st: BigI
       seconds: st.mtimeNs / 1_000_000_000n,
       nanos: Number(st.mtimeNs % 1_000_000_000n),
     }),
-    symlinkTarget: target,
+    symlinkTarget,
     metadata,
   });
 }

@@ -43,7 +43,11 @@ async function keep(path: string, metadata: Record<string, string>): Promise<voi
 }
 
 async function keptFor(path: string): Promise<Record<string, string>> {
-  const { key, size, birthtimeNs } = await inodeOf(path);
+  if (kept.size === 0) return {};
+  return keptForInode(await inodeOf(path));
+}
+
+function keptForInode({ key, size, birthtimeNs }: { key: string; size: bigint; birthtimeNs: bigint }) {
   const entry = kept.get(key);
   if (!entry) return {};
   if (entry.size !== size || entry.birthtimeNs !== birthtimeNs) {
@@ -74,13 +78,42 @@ export async function writeMetadata(path: string, metadata: Record<string, strin
 
 /** The user metadata of `path`; empty where the filesystem has no user xattrs. */
 export async function readMetadata(path: string): Promise<Record<string, string>> {
+  const metadata = xattrMetadata(path);
+  if (metadata !== NO_XATTR_SUPPORT && Object.keys(metadata).length > 0) return metadata;
+  // gVisor lists (no) xattrs but refuses to set them: what envd kept instead.
+  return metadata === NO_XATTR_SUPPORT || kept.size > 0 ? keptFor(path) : metadata;
+}
+
+/** The stats of an entry whose metadata is wanted, already taken by the caller. */
+export interface InodeStats {
+  dev: bigint;
+  ino: bigint;
+  size: bigint;
+  birthtimeNs: bigint;
+}
+
+/**
+ * readMetadata for a directory listing: synchronous (the l*xattr calls return in microseconds)
+ * and given the entry's stats, so that a filesystem without xattrs costs no second stat.
+ */
+export function readMetadataSync(path: string, st: InodeStats): Record<string, string> {
+  const metadata = xattrMetadata(path);
+  if (metadata !== NO_XATTR_SUPPORT && (Object.keys(metadata).length > 0 || kept.size === 0)) return metadata;
+  if (kept.size === 0) return {};
+  return keptForInode({ key: `${st.dev}:${st.ino}`, size: st.size, birthtimeNs: st.birthtimeNs });
+}
+
+/** Returned by xattrMetadata where the filesystem has no user xattrs at all. */
+const NO_XATTR_SUPPORT: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+function xattrMetadata(path: string): Record<string, string> {
   const metadata: Record<string, string> = {};
   let names: string[];
   try {
     names = listXattrs(path);
   } catch (err) {
     const errno = errnoOf(err) ?? "";
-    if (NO_XATTRS.has(errno)) return keptFor(path);
+    if (NO_XATTRS.has(errno)) return NO_XATTR_SUPPORT;
     if (UNSUPPORTED.has(errno)) return metadata;
     throw err;
   }
@@ -89,7 +122,5 @@ export async function readMetadata(path: string): Promise<Record<string, string>
     const value = getXattr(path, name);
     if (value !== undefined) metadata[name.slice(PREFIX.length)] = value.toString("utf8");
   }
-  // gVisor lists (no) xattrs but refuses to set them: what envd kept instead.
-  if (kept.size > 0 && Object.keys(metadata).length === 0) return keptFor(path);
   return metadata;
 }

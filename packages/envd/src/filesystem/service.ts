@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { BigIntStats } from "node:fs";
 import { chown, lstat, mkdir, readdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
+import { setImmediate as setImmediatePromise } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import {
@@ -29,7 +30,7 @@ import {
   W,
   X,
 } from "./access.js";
-import { entryFromStats, entryInfo } from "./entry.js";
+import { entriesOf, entryInfo } from "./entry.js";
 import { DirWatcher, InotifyHub, type WatchEvent } from "./watcher.js";
 
 /** Events a polling watcher keeps between two GetWatcherEvents calls; older ones are dropped. */
@@ -113,6 +114,9 @@ async function checkTreeRemovable(who: Principal, dir: string, target: string): 
   }
 }
 
+/** Entries described per synchronous slice of a listing, between which other requests run. */
+const LIST_SLICE = 512;
+
 /** Entries below `dir`, `depth` levels deep (0 and 1: direct children), sorted per directory. */
 async function listTree(
   ctx: EnvdContext,
@@ -122,20 +126,15 @@ async function listTree(
   out: EntryInfo[],
 ): Promise<void> {
   const names = (await readdir(dir)).sort();
-  const entries = await Promise.all(
-    names.map(async (name) => {
-      const abs = path.join(dir, name);
-      const st = await lstat(abs, { bigint: true }).catch(() => undefined);
-      return st && { abs, st, entry: await entryFromStats(ctx, abs, st) };
-    }),
-  );
-  for (const item of entries) {
-    if (!item) continue;
-    out.push(item.entry);
-    if (depth > 1 && item.st.isDirectory() && allowed(who, item.st, R | X)) {
-      await listTree(ctx, who, item.abs, depth - 1, out).catch((err: unknown) => {
-        if (errnoOf(err) !== "ENOENT" && errnoOf(err) !== "EACCES") throw err;
-      });
+  for (let i = 0; i < names.length; i += LIST_SLICE) {
+    if (i > 0) await setImmediatePromise();
+    for (const { entry, st } of await entriesOf(ctx, dir, names.slice(i, i + LIST_SLICE))) {
+      out.push(entry);
+      if (depth > 1 && st.isDirectory() && allowed(who, st, R | X)) {
+        await listTree(ctx, who, entry.path, depth - 1, out).catch((err: unknown) => {
+          if (errnoOf(err) !== "ENOENT" && errnoOf(err) !== "EACCES") throw err;
+        });
+      }
     }
   }
 }

@@ -8,7 +8,7 @@ import { resolvePath } from "../paths.js";
 import type { User } from "../users.js";
 import { authorizeFileRequest, requestUser } from "./access.js";
 import { decodedBody, drain, isGzipError, observeErrors } from "./body.js";
-import { writeFileFromStream } from "./file-writer.js";
+import { SMALL_FILE_MAX, writeFileFromStream, writeSmallFile } from "./file-writer.js";
 import { HttpError, type HttpRequest, type HttpResponse, sendJson } from "./respond.js";
 
 export type WrittenEntry = EnvdComponents["schemas"]["EntryInfo"];
@@ -73,6 +73,45 @@ async function uploadRaw(body: Readable, target: UploadTarget): Promise<WrittenE
   return [entryFor(file, target.metadata)];
 }
 
+/**
+ * The whole of a part stream when it ends within SMALL_FILE_MAX bytes; otherwise undefined, with
+ * what was read put back (unshift) for the streaming path. A failing stream is left to that path.
+ */
+async function gatherSmall(stream: Readable): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let failed = false;
+  const done = await new Promise<boolean>((resolve) => {
+    const finish = (ended: boolean) => {
+      stream.off("data", onData);
+      stream.off("end", onEnd);
+      stream.off("error", onError);
+      resolve(ended);
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size > SMALL_FILE_MAX) {
+        stream.pause();
+        finish(false);
+      }
+    };
+    const onEnd = () => finish(true);
+    const onError = () => {
+      failed = true;
+      finish(false);
+    };
+    stream.on("data", onData);
+    stream.once("end", onEnd);
+    stream.once("error", onError);
+  });
+  if (done) return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+  stream.pause();
+  // after an error the stream has nothing more to give: the streaming path reports it
+  if (!failed) for (let i = chunks.length - 1; i >= 0; i--) stream.unshift(chunks[i]);
+  return undefined;
+}
+
 /** The largest `file` part without a filename: busboy hands such a part over whole, in memory. */
 const FIELD_FILE_MAX = 16 << 20;
 
@@ -94,6 +133,9 @@ function uploadMultipart(req: HttpRequest, body: Readable, target: UploadTarget)
       return;
     }
     const written: WrittenEntry[] = [];
+    const paths = new Set<string>();
+    /** Directories this upload made sure of (the common case: many files in a few directories). */
+    const knownDirs = new Set<string>();
     let failure: unknown;
     let queue = Promise.resolve();
     const fail = (err: unknown) => {
@@ -105,13 +147,16 @@ function uploadMultipart(req: HttpRequest, body: Readable, target: UploadTarget)
       const name = target.path ?? filename;
       if (!name) throw new HttpError(400, "a 'file' part has no filename and the query has no 'path'");
       const file = resolvePath(name, target.user);
-      if (written.some((entry) => entry.path === file)) {
+      if (paths.has(file)) {
         throw new HttpError(
           400,
           `more than one part is written to '${file}'; only one file per path in an upload`,
         );
       }
-      await writeFileFromStream(file, stream, target.user, target.metadata);
+      paths.add(file);
+      const whole = await gatherSmall(stream);
+      if (whole) await writeSmallFile(file, whole, target.user, target.metadata, knownDirs);
+      else await writeFileFromStream(file, stream, target.user, target.metadata);
       written.push(entryFor(file, target.metadata));
     };
 

@@ -1,0 +1,105 @@
+// The client side of scenarios/files.mjs, in a process of its own: the unchanged public e2b client
+// (E2B_API_URL, E2B_SANDBOX_URL, E2B_API_KEY from the environment) on the sandbox named in argv.
+// One JSON line per figure on stdout: {figure, samples (ms), bytes?} or {step, error}.
+import { randomBytes } from "node:crypto";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { smallFile } from "../floors.mjs";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+const requireFromPlatform = createRequire(path.join(ROOT, "packages", "platform", "package.json"));
+const { Sandbox } = requireFromPlatform("e2b");
+// the client's own protobuf runtime: it decodes every output chunk's base64 with it
+const { base64Decode } = createRequire(requireFromPlatform.resolve("e2b"))("@bufbuild/protobuf/wire");
+const SMALL_FILES = 10_000;
+const SMALL_BATCH = 1_000;
+const STREAM_BYTES = 100_000_000;
+const BLOB_BYTES = 64 * 1024 * 1024;
+const now = () => performance.now();
+const emit = (m) => process.stdout.write(`${JSON.stringify(m)}\n`);
+
+/** Up to `max` repetitions, at least `min`, while one more fits in `capMs`. */
+async function repeat(min, max, capMs, fn) {
+  const t0 = now();
+  for (let i = 0; i < max; i++) {
+    if (i >= min && now() - t0 + (now() - t0) / i > capMs) break;
+    await fn(i);
+  }
+}
+
+async function step(name, fn) {
+  try {
+    await fn();
+  } catch (err) {
+    emit({ step: name, error: err instanceof Error ? err.message : String(err) });
+    process.exitCode = 1;
+  }
+}
+
+const sandbox = await Sandbox.connect(process.argv[2]);
+
+await step("small files", async () => {
+  const write = [];
+  const list = [];
+  await repeat(2, 3, 60_000, async (r) => {
+    const dir = `/home/user/many-${r}`;
+    let t = now();
+    for (let i = 0; i < SMALL_FILES; i += SMALL_BATCH) {
+      const batch = [];
+      for (let j = i; j < Math.min(SMALL_FILES, i + SMALL_BATCH); j++)
+        batch.push({ path: `${dir}/f${j}.txt`, data: smallFile(j) });
+      await sandbox.files.write(batch);
+    }
+    write.push(now() - t);
+    t = now();
+    const listed = await sandbox.files.list(dir);
+    list.push(now() - t);
+    if (listed.length !== SMALL_FILES)
+      throw new Error(`listed ${listed.length} entries, expected ${SMALL_FILES}`);
+    await sandbox.files.remove(dir);
+  });
+  emit({ figure: "write10kFiles", samples: write });
+  emit({ figure: "list10kFiles", samples: list });
+});
+
+await step("stdout", async () => {
+  const samples = [];
+  await repeat(2, 3, 60_000, async () => {
+    const t = now();
+    const result = await sandbox.commands.run(`head -c ${STREAM_BYTES} /dev/zero`, { timeoutMs: 0 });
+    samples.push(now() - t);
+    if (result.stdout.length !== STREAM_BYTES)
+      throw new Error(`got ${result.stdout.length} characters of stdout, expected ${STREAM_BYTES}`);
+  });
+  emit({ figure: "stream100MB", samples, bytes: STREAM_BYTES });
+  // What the client alone can take: Connect JSON carries output as base64, which this client
+  // decodes in JavaScript (Node 20 has no native Uint8Array.fromBase64); 64 KiB chunks as envd sends.
+  const chunk = Buffer.alloc(64 << 10).toString("base64");
+  const decode = [];
+  for (let r = 0; r < 3; r++) {
+    const t = now();
+    for (let n = 0; n < STREAM_BYTES; n += 64 << 10) base64Decode(chunk);
+    decode.push(now() - t);
+  }
+  emit({ figure: "clientBase64Decode100MB", samples: decode, bytes: STREAM_BYTES });
+});
+
+await step("upload and download", async () => {
+  const blob = randomBytes(BLOB_BYTES);
+  const up = [];
+  const down = [];
+  await repeat(3, 5, 60_000, async (i) => {
+    let t = now();
+    await sandbox.files.write("/tmp/bench.bin", blob);
+    up.push(now() - t);
+    t = now();
+    const got = await sandbox.files.read("/tmp/bench.bin", { format: "bytes" });
+    down.push(now() - t);
+    if (got.length !== BLOB_BYTES) throw new Error(`downloaded ${got.length} bytes, expected ${BLOB_BYTES}`);
+    if (i === 0 && !Buffer.from(got).equals(blob)) throw new Error("downloaded bytes differ from uploaded");
+  });
+  await sandbox.files.remove("/tmp/bench.bin");
+  emit({ figure: "upload64MiB", samples: up, bytes: BLOB_BYTES });
+  emit({ figure: "download64MiB", samples: down, bytes: BLOB_BYTES });
+});

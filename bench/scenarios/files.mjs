@@ -1,0 +1,185 @@
+// Files and streams through the unchanged public e2b client (client → proxy → envd), each beside
+// its floor measured in the same run on this host: 10,000 small files written (`files.write([...])`,
+// multipart) and listed (`files.list`, ListDir depth 1), 100 MB of stdout (`commands.run`), and a
+// 64 MiB upload (`files.write`) and download (`files.read`, bytes).
+
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { lstatSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { copyFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { smallFile } from "../floors.mjs";
+import { bench, HERE, log, mbps, more, now, pipeBytes, scenario, stats, timeMany } from "../lib.mjs";
+import { createSandbox, killSandbox } from "../platform.mjs";
+
+export const SMALL_FILES = 10_000;
+/** Files per `files.write([...])` call: one multipart request each. */
+export const SMALL_BATCH = 1_000;
+const STREAM_BYTES = 100_000_000;
+const BLOB_BYTES = 64 * 1024 * 1024;
+
+/** The same-run floors of the four paths, once per run (bench.results.files.floors). */
+async function filesFloors(scratch) {
+  const F = {};
+  await scenario("files floor: local write, readdir and readdir+lstat of 10,000 small files", async () => {
+    const write = [];
+    const readdirOnly = [];
+    const readdirStat = [];
+    const t0 = now();
+    for (let r = 0; r < 3 && more(r, t0, 2, 30_000); r++) {
+      const dir = path.join(scratch, `files-floor-${r}`);
+      mkdirSync(dir, { recursive: true });
+      let t = now();
+      // 100 at a time, as a server writing the parts of a multipart body could
+      for (let i = 0; i < SMALL_FILES; i += 100)
+        await Promise.all(
+          Array.from({ length: 100 }, (_, j) => writeFile(path.join(dir, `f${i + j}.txt`), smallFile(i + j))),
+        );
+      write.push(now() - t);
+      t = now();
+      const names = readdirSync(dir);
+      readdirOnly.push(now() - t);
+      t = now();
+      // what ListDir reports needs a stat per entry: the cheapest way to get it here
+      let size = 0;
+      for (const name of readdirSync(dir)) size += lstatSync(path.join(dir, name)).size;
+      readdirStat.push(now() - t);
+      if (names.length !== SMALL_FILES || size === 0) throw new Error(`listed ${names.length} files`);
+      rmSync(dir, { recursive: true, force: true });
+    }
+    F.write10kFiles = stats(write);
+    F.readdir10kFiles = stats(readdirOnly);
+    F.readdirStat10kFiles = stats(readdirStat);
+  });
+  await scenario("files floor: local pipe of 100 MB", async () => {
+    const s = stats(await timeMany(3, () => pipeBytes("head", ["-c", String(STREAM_BYTES), "/dev/zero"])));
+    F.pipe100MB = { ...s, mbps: mbps(STREAM_BYTES, s.p50) };
+  });
+  await scenario("files floor: local copy of 64 MiB", async () => {
+    const src = path.join(scratch, "files-floor-blob");
+    await writeFile(src, randomBytes(BLOB_BYTES));
+    const s = stats(await timeMany(5, (i) => copyFile(src, `${src}-${i}`)));
+    F.copy64MiB = { ...s, mbps: mbps(BLOB_BYTES, s.p50) };
+    for (let i = 0; i < 5; i++) rmSync(`${src}-${i}`, { force: true });
+    rmSync(src, { force: true });
+  });
+  return F;
+}
+
+/**
+ * The four paths in one sandbox of runtime `rt`, through the public client in a process of its
+ * own (files-client.mjs), as a user's would be: in this process it would share a thread with the
+ * platform's proxy.
+ */
+async function filesThroughClient(ctx, rt) {
+  const created = await createSandbox(ctx, rt);
+  try {
+    const env = {
+      ...process.env,
+      E2B_API_URL: ctx.apiUrl,
+      E2B_SANDBOX_URL: ctx.proxyUrl,
+      E2B_API_KEY: ctx.apiKey,
+    };
+    const child = spawn(process.execPath, [path.join(HERE, "scenarios", "files-client.mjs"), created.id], {
+      env,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    const R = {};
+    for (const line of out.split("\n").filter(Boolean)) {
+      const m = JSON.parse(line);
+      if (m.error) throw new Error(`${rt}: ${m.step}: ${m.error}`);
+      R[m.figure] = m.bytes
+        ? { ...stats(m.samples), mbps: mbps(m.bytes, stats(m.samples).p50) }
+        : stats(m.samples);
+      log(`  ${rt}: ${m.figure} p50 ${R[m.figure].p50.toFixed(0)} ms`);
+    }
+    if (code !== 0) throw new Error(`${rt}: the client process ended with ${code}`);
+    if (R.write10kFiles) R.write10kFiles.batch = SMALL_BATCH;
+    return R;
+  } finally {
+    await killSandbox(ctx, created.id);
+  }
+}
+
+/** Floors once, then every runtime's figures, into bench.results.files. */
+export async function filesScenarios(ctx, runtimes, scratch) {
+  const out = { floors: await filesFloors(scratch) };
+  bench.results.files = out;
+  for (const rt of runtimes)
+    await scenario(`${rt}: files and streams through the e2b client`, async () => {
+      out[rt] = await filesThroughClient(ctx, rt);
+    });
+}
+
+/** Rows of the report: [figure, runtime, result, floor, ratio, target]. */
+export function filesRows(files) {
+  const F = files?.floors ?? {};
+  const rows = [];
+  const ms = (s) => (s?.p50 === undefined ? "–" : `${s.p50.toFixed(0)} ms`);
+  const rate = (s) => (s?.mbps === undefined ? "–" : `${s.mbps.toFixed(0)} MB/s`);
+  const times = (a, b) => (a && b ? `${(a / b).toFixed(1)}×` : "–");
+  const pct = (a, b) => (a && b ? `${((a / b) * 100).toFixed(0)}%` : "–");
+  for (const [rt, R] of Object.entries(files ?? {})) {
+    if (rt === "floors") continue;
+    rows.push(
+      [
+        `write ${SMALL_FILES} small files (\`files.write\`, ${SMALL_BATCH} per request)`,
+        rt,
+        ms(R.write10kFiles),
+        `local write ${ms(F.write10kFiles)}`,
+        times(R.write10kFiles?.p50, F.write10kFiles?.p50),
+        "≤ 2×",
+      ],
+      [
+        `list ${SMALL_FILES} files (\`files.list\`, ListDir depth 1)`,
+        rt,
+        ms(R.list10kFiles),
+        `local readdir+lstat ${ms(F.readdirStat10kFiles)} (readdir alone ${ms(F.readdir10kFiles)})`,
+        times(R.list10kFiles?.p50, F.readdirStat10kFiles?.p50),
+        "≤ 5×",
+      ],
+      [
+        "100 MB of stdout (`commands.run`)",
+        rt,
+        rate(R.stream100MB),
+        `local pipe ${rate(F.pipe100MB)}; the client's own base64 decoding alone ${rate(R.clientBase64Decode100MB)}`,
+        pct(R.stream100MB?.mbps, F.pipe100MB?.mbps),
+        "≥ 50%",
+      ],
+      [
+        "64 MiB upload (`files.write`)",
+        rt,
+        rate(R.upload64MiB),
+        `local copy ${rate(F.copy64MiB)}`,
+        pct(R.upload64MiB?.mbps, F.copy64MiB?.mbps),
+        "≥ 60%",
+      ],
+      [
+        "64 MiB download (`files.read`)",
+        rt,
+        rate(R.download64MiB),
+        `local copy ${rate(F.copy64MiB)}`,
+        pct(R.download64MiB?.mbps, F.copy64MiB?.mbps),
+        "≥ 60%",
+      ],
+    );
+  }
+  return rows;
+}
+
+/** The report's section: each figure beside its same-run floor. */
+export function filesSection(files) {
+  const rows = filesRows(files);
+  if (rows.length === 0) return "";
+  return [
+    "## Files and streams through the e2b client (p50, beside the same-run floor)",
+    "",
+    "| figure | runtime | result | floor | ratio | target |",
+    "|---|---|---|---|---|---|",
+    ...rows.map((r) => `| ${r.join(" | ")} |`),
+    "",
+  ].join("\n");
+}
