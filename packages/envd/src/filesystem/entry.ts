@@ -5,7 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { type EntryInfo, EntryInfoSchema, FileType } from "@x/envd-client";
 import type { EnvdContext } from "../context.js";
-import { readMetadata, readMetadataSync } from "./metadata.js";
+import { listingMetadataReader, readMetadata } from "./metadata.js";
 
 const S_IFMT = 0o170000;
 const S_IFDIR = 0o040000;
@@ -88,6 +88,7 @@ export async function entriesOf(
   names: string[],
 ): Promise<{ entry: EntryInfo; st: BigIntStats }[]> {
   const ids = await ctx.names.lookups();
+  const metadataOf = listingMetadataReader();
   const out: { entry: EntryInfo; st: BigIntStats }[] = [];
   for (const name of names) {
     const abs = path.join(dir, name);
@@ -100,7 +101,7 @@ export async function entriesOf(
     if (!st) continue;
     let metadata: Record<string, string>;
     try {
-      metadata = readMetadataSync(abs, st);
+      metadata = metadataOf(abs, st);
     } catch {
       metadata = {};
     }

@@ -93,14 +93,24 @@ export interface InodeStats {
 }
 
 /**
- * readMetadata for a directory listing: synchronous (the l*xattr calls return in microseconds)
- * and given the entry's stats, so that a filesystem without xattrs costs no second stat.
+ * readMetadata for the entries of one directory listing: synchronous (the l*xattr calls return
+ * in microseconds) and given each entry's stats, so a filesystem without xattrs costs no second
+ * stat; and a filesystem found without user xattrs is not asked again for the rest of the
+ * listing. Under gVisor every entry's listxattr fails, and the failure (an exception through
+ * the addon) cost more than the entry's lstat.
  */
-export function readMetadataSync(path: string, st: InodeStats): Record<string, string> {
-  const metadata = xattrMetadata(path);
-  if (metadata !== NO_XATTR_SUPPORT && (Object.keys(metadata).length > 0 || kept.size === 0)) return metadata;
-  if (kept.size === 0) return {};
-  return keptForInode({ key: `${st.dev}:${st.ino}`, size: st.size, birthtimeNs: st.birthtimeNs });
+export function listingMetadataReader(): (path: string, st: InodeStats) => Record<string, string> {
+  const withoutXattrs = new Set<InodeStats["dev"]>();
+  return (path, st) => {
+    if (!withoutXattrs.has(st.dev)) {
+      const metadata = xattrMetadata(path);
+      if (metadata !== NO_XATTR_SUPPORT) {
+        if (Object.keys(metadata).length > 0 || kept.size === 0) return metadata;
+      } else withoutXattrs.add(st.dev);
+    }
+    if (kept.size === 0) return {};
+    return keptForInode({ key: `${st.dev}:${st.ino}`, size: st.size, birthtimeNs: st.birthtimeNs });
+  };
 }
 
 /** Returned by xattrMetadata where the filesystem has no user xattrs at all. */
