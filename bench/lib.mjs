@@ -47,14 +47,19 @@ export const phaseLeft = () => phaseEnd() - Date.now();
 
 /**
  * Runs the phases in order; each gets its weight's share of the time then left (less cleanup),
- * so time one phase did not use goes to the ones after it. `phases`: [[weight, fn], ...].
+ * so time one phase did not use goes to the ones after it, and a phase with a minimum (ms) keeps
+ * it whatever the ones before took. `phases`: [[weight, fn, minMs?], ...].
  */
 export async function phases(list) {
   for (let i = 0; i < list.length; i++) {
     if (bench.interrupted) return;
     const [weight, fn] = list[i];
     const rest = list.slice(i).reduce((a, [w]) => a + w, 0);
-    bench.phaseEnd = Date.now() + (Math.max(0, timeLeft() - CLEANUP_MS) * weight) / rest;
+    // time kept for the phases after this one that must measure something (their third
+    // element, in ms), so a phase that overruns its share cannot leave them nothing
+    const reserved = list.slice(i + 1).reduce((a, [w, , min = 0]) => a + (w > 0 ? min : 0), 0);
+    const share = (Math.max(0, timeLeft() - CLEANUP_MS) * weight) / rest;
+    bench.phaseEnd = Date.now() + Math.max(0, Math.min(share, timeLeft() - CLEANUP_MS - reserved));
     try {
       await fn();
     } finally {

@@ -229,12 +229,17 @@ async function main() {
       ...opts.runtimes.map((rt, i) => [
         wanted("held") ? (rt === "runsc" ? 2.5 : 1.5) : 0,
         () => (cold && wanted("held") ? heldScenario(cold, rt, { withApiLoad: i === 0 }) : undefined),
+        // idle memory per sandbox is always measured: a minute kept for each runtime's
+        HELD_MIN_MS,
       ]),
     ]);
   } finally {
     if (cold) await closePlatform(cold);
   }
 }
+
+/** The time kept for each runtime's held sandboxes, whatever the phases before them took. */
+const HELD_MIN_MS = 60_000;
 
 let cleanupDone = false;
 async function cleanup() {
