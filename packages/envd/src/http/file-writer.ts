@@ -179,8 +179,9 @@ export const SMALL_FILE_MAX = 256 << 10;
  * writeFileFromStream for a file whose bytes are all here, with synchronous calls: a new file
  * costs mkdir (once per directory: `knownDirs`), stat, open, fchown, write and close, where the
  * streaming path waits for the thread pool at each step, so a multipart body of a thousand
- * small files took a thread-pool round trip per call per file. Same semantics; an existing
- * regular file is replaced through writeFileFromStream's atomic rename.
+ * small files took a thread-pool round trip per call per file. Same semantics; whatever is
+ * already at the path goes through writeFileFromStream (an existing file is replaced by its
+ * atomic rename).
  */
 export async function writeSmallFile(
   file: string,
@@ -201,7 +202,9 @@ export async function writeSmallFile(
     throw fsHttpError(err, "stat", file);
   }
   if (existing?.isDirectory()) throw new HttpError(400, `path '${file}' is a directory`);
-  if (existing?.isFile()) return writeFileFromStream(file, Readable.from([data]), user, metadata);
+  // anything already there (a file to replace atomically, a FIFO or device whose open may
+  // block) takes the streaming path, off the event loop
+  if (existing) return writeFileFromStream(file, Readable.from([data]), user, metadata);
   let fd: number;
   try {
     fd = openSync(file, "w");
@@ -211,17 +214,15 @@ export async function writeSmallFile(
     return writeSmallFile(file, data, user, metadata, knownDirs);
   }
   try {
-    if (!existing) fchownSync(fd, user.uid, user.gid);
+    fchownSync(fd, user.uid, user.gid);
     for (let offset = 0; offset < data.length; ) offset += writeSync(fd, data, offset);
     if (Object.keys(metadata).length > 0) await writeMetadata(file, metadata);
   } catch (err) {
     // what this call created (behind a dangling symlink, too) goes again
-    if (!existing) {
-      try {
-        unlinkSync(realpathSync(file));
-      } catch {
-        // already gone
-      }
+    try {
+      unlinkSync(realpathSync(file));
+    } catch {
+      // already gone
     }
     throw fsHttpError(err, "write", file);
   } finally {
