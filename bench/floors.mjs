@@ -1,11 +1,23 @@
 // The physical floor on this machine, measured in the same run as the platform's figures.
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { copyFile, mkdir, readdir, writeFile } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
-import { bench, hammer, mbps, more, pipeBytes, run, scenario, sh, stats, timeMany } from "./lib.mjs";
+import {
+  bareBundle,
+  bench,
+  hammer,
+  mbps,
+  more,
+  pipeBytes,
+  run,
+  scenario,
+  sh,
+  stats,
+  timeMany,
+} from "./lib.mjs";
 
 let bareSeq = 0;
 
@@ -113,19 +125,7 @@ export async function floors(scratch, baseRootfs) {
       if (!sh("sh", ["-c", `command -v ${rt} || true`]).trim()) throw new Error(`${rt} not installed`);
       const bundle = path.join(scratch, `bundle-${rt}`);
       const stateRoot = path.join(scratch, `state-${rt}`);
-      mkdirSync(bundle, { recursive: true });
-      mkdirSync(stateRoot, { recursive: true });
-      sh("runc", ["spec", "--bundle", bundle]);
-      const spec = JSON.parse(readFileSync(path.join(bundle, "config.json"), "utf8"));
-      spec.process.terminal = false;
-      spec.process.args = ["/bin/true"];
-      spec.root = { path: baseRootfs, readonly: true };
-      spec.linux.cgroupsPath = undefined;
-      writeFileSync(path.join(bundle, "config.json"), JSON.stringify(spec));
-      const global =
-        rt === "runsc"
-          ? ["--root", stateRoot, "--platform", "ptrace", "--network", "none", "--overlay2", "none"]
-          : ["--root", stateRoot];
+      const global = bareBundle(rt, { bundle, stateRoot, rootfs: baseRootfs, args: ["/bin/true"] });
       const samples = await timeMany(
         opts.runs,
         () => run(rt, [...global, "run", "--bundle", bundle, `xbench-${process.pid}-${rt}-${++bareSeq}`]),
@@ -139,16 +139,7 @@ export async function floors(scratch, baseRootfs) {
       const bundle = path.join(scratch, "bundle-runsc-sleep");
       const stateRoot = path.join(scratch, "state-runsc");
       const image = path.join(scratch, "ckpt-image");
-      mkdirSync(bundle, { recursive: true });
-      mkdirSync(stateRoot, { recursive: true });
-      sh("runc", ["spec", "--bundle", bundle]);
-      const spec = JSON.parse(readFileSync(path.join(bundle, "config.json"), "utf8"));
-      spec.process.terminal = false;
-      spec.process.args = ["/bin/sleep", "1000"];
-      spec.root = { path: baseRootfs, readonly: true };
-      spec.linux.cgroupsPath = undefined;
-      writeFileSync(path.join(bundle, "config.json"), JSON.stringify(spec));
-      const g = ["--root", stateRoot, "--platform", "ptrace", "--network", "none", "--overlay2", "none"];
+      const g = bareBundle("runsc", { bundle, stateRoot, rootfs: baseRootfs, args: ["/bin/sleep", "1000"] });
       const id = `xbench-${process.pid}-ckpt`;
       const ckpt = [];
       const restore = [];

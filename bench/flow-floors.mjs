@@ -3,18 +3,9 @@
 // base template's rootfs, no envd, platform or network). What a TTI cannot go below.
 
 import { spawnSync } from "node:child_process";
-import {
-  closeSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { now, sh, stats } from "./lib.mjs";
+import { bareBundle, now, stats } from "./lib.mjs";
 
 /**
  * The identity probe: namespaces, a hash of the cgroup, the boot id, pid 1's command line and
@@ -88,22 +79,14 @@ export function baseRootfsOf(dataDir) {
 export function containerFlowFloor(rt, rootfs, scratch, runs = 15) {
   const bundle = path.join(scratch, `bundle-flow-${rt}`);
   const stateRoot = path.join(scratch, `state-${rt}`);
-  mkdirSync(bundle, { recursive: true });
-  mkdirSync(stateRoot, { recursive: true });
-  sh("runc", ["spec", "--bundle", bundle]);
-  const spec = JSON.parse(readFileSync(path.join(bundle, "config.json"), "utf8"));
-  spec.process.terminal = false;
-  spec.process.args = ["/bin/sleep", "infinity"];
-  spec.root = { path: rootfs, readonly: true };
-  spec.linux.cgroupsPath = undefined;
   // the probe leaves its markers in /tmp and /var/tmp, as in a sandbox
-  for (const dir of ["/tmp", "/var/tmp"])
-    spec.mounts.push({ destination: dir, type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev"] });
-  writeFileSync(path.join(bundle, "config.json"), JSON.stringify(spec));
-  const global =
-    rt === "runsc"
-      ? ["--root", stateRoot, "--platform", "ptrace", "--network", "none", "--overlay2", "none"]
-      : ["--root", stateRoot];
+  const global = bareBundle(rt, {
+    bundle,
+    stateRoot,
+    rootfs,
+    args: ["/bin/sleep", "infinity"],
+    tmpfs: ["/tmp", "/var/tmp"],
+  });
   const id = `xbench-${process.pid}-flow-${rt}`;
   // files as standard streams, never the host's /dev/null (runsc chowns them)
   writeFileSync(path.join(bundle, "stdin"), "");

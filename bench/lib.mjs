@@ -1,6 +1,6 @@
 // Shared state and helpers of the bench: options, results, the time budget, stats, processes.
 import { spawn, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -197,4 +197,26 @@ export async function hammer(total, concurrency, fn) {
   await Promise.all(Array.from({ length: concurrency }, worker));
   const secs = (now() - t) / 1000;
   return { ...stats(lat), requests: total, concurrency, errors, perSecond: total / secs };
+}
+
+/**
+ * An OCI bundle for a bare container of the floors: `args` as its process, `rootfs` read-only
+ * as its root, no cgroup of its own; `tmpfs` directories mounted writable. Returns the runtime
+ * flags (state root, and for runsc the platform's own: ptrace, no network, no overlay).
+ */
+export function bareBundle(rt, { bundle, stateRoot, rootfs, args, tmpfs = [] }) {
+  mkdirSync(bundle, { recursive: true });
+  mkdirSync(stateRoot, { recursive: true });
+  sh("runc", ["spec", "--bundle", bundle]);
+  const spec = JSON.parse(readFileSync(path.join(bundle, "config.json"), "utf8"));
+  spec.process.terminal = false;
+  spec.process.args = args;
+  spec.root = { path: rootfs, readonly: true };
+  spec.linux.cgroupsPath = undefined;
+  for (const dir of tmpfs)
+    spec.mounts.push({ destination: dir, type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev"] });
+  writeFileSync(path.join(bundle, "config.json"), JSON.stringify(spec));
+  return rt === "runsc"
+    ? ["--root", stateRoot, "--platform", "ptrace", "--network", "none", "--overlay2", "none"]
+    : ["--root", stateRoot];
 }

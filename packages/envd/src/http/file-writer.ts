@@ -26,18 +26,29 @@ export async function ensureDir(dir: string, user: User): Promise<void> {
   try {
     first = await mkdir(dir, { recursive: true });
   } catch (err) {
-    const errno = errnoOf(err);
-    if (errno === "EEXIST" || errno === "ENOTDIR") {
-      throw new HttpError(400, `cannot create directory '${dir}': a path component is not a directory`, {
-        cause: err,
-      });
-    }
-    throw fsHttpError(err, "create directory", dir);
+    throw mkdirFailure(err, dir);
   }
-  if (!first) return;
+  for (const d of madeDirs(dir, first)) await chown(d, user.uid, user.gid);
+}
+
+/** The answer to a failed `mkdir -p dir`. */
+function mkdirFailure(err: unknown, dir: string): Error {
+  const errno = errnoOf(err);
+  if (errno === "EEXIST" || errno === "ENOTDIR") {
+    return new HttpError(400, `cannot create directory '${dir}': a path component is not a directory`, {
+      cause: err,
+    });
+  }
+  return fsHttpError(err, "create directory", dir);
+}
+
+/** The directories `mkdir -p dir` made, `dir` up to `first` (the first it made; none when undefined). */
+function madeDirs(dir: string, first: string | undefined): string[] {
+  const made: string[] = [];
+  if (!first) return made;
   for (let d = dir; ; d = path.dirname(d)) {
-    await chown(d, user.uid, user.gid);
-    if (d === first || d === path.dirname(d)) break;
+    made.push(d);
+    if (d === first || d === path.dirname(d)) return made;
   }
 }
 
@@ -236,17 +247,7 @@ function ensureDirSync(dir: string, user: User): void {
   try {
     first = mkdirSync(dir, { recursive: true });
   } catch (err) {
-    const errno = errnoOf(err);
-    if (errno === "EEXIST" || errno === "ENOTDIR") {
-      throw new HttpError(400, `cannot create directory '${dir}': a path component is not a directory`, {
-        cause: err,
-      });
-    }
-    throw fsHttpError(err, "create directory", dir);
+    throw mkdirFailure(err, dir);
   }
-  if (!first) return;
-  for (let d = dir; ; d = path.dirname(d)) {
-    chownSync(d, user.uid, user.gid);
-    if (d === first || d === path.dirname(d)) break;
-  }
+  for (const d of madeDirs(dir, first)) chownSync(d, user.uid, user.gid);
 }
