@@ -10,7 +10,7 @@ const { createEnvdClient, envdHeaders } = await import(PKG("envd-client/dist/ind
 
 export { DEFAULTS, envdHeaders, SPANS_CHANNEL };
 
-/** Network ranges already taken by a platform of this process (two may run one after the other). */
+/** Network ranges taken by the platforms of this process that are up. */
 const usedNets = new Set();
 
 /**
@@ -23,6 +23,8 @@ export async function openPlatform(
 ) {
   const { opts } = bench;
   // the sandbox tests use 10.100-249: the bench keeps to 10.250-255
+  // a range is taken while its platform is up (closePlatform gives it back); six at once at most
+  if (usedNets.size >= 6) throw new Error("the bench's six network ranges are all taken by open platforms");
   let n = Math.floor(Math.random() * 6);
   while (usedNets.has(n)) n = (n + 1) % 6;
   usedNets.add(n);
@@ -65,8 +67,12 @@ export async function openPlatform(
       config.networkCidr,
     ],
   };
-  const platform = await startPlatform(config, { log: logger, cleanupCommand });
+  const platform = await startPlatform(config, { log: logger, cleanupCommand }).catch((err) => {
+    usedNets.delete(n);
+    throw err;
+  });
   const ctx = {
+    net: n,
     platform,
     dataDir,
     warmPoolSize,
@@ -93,6 +99,7 @@ export async function closePlatform(ctx) {
   log(`killing ${ctx.live.size} sandboxes left and stopping the platform`);
   await Promise.allSettled([...ctx.live].map((id) => killSandbox(ctx, id)));
   await ctx.platform.close({ destroy: true });
+  usedNets.delete(ctx.net);
 }
 
 export async function api(ctx, method, p, body) {
