@@ -1,5 +1,5 @@
 import { Registry } from "../observability/metrics.js";
-import { API_BUCKETS } from "../observability/platform-metrics.js";
+import { apiRequestMetrics } from "../observability/platform-metrics.js";
 import type { Store } from "../store/index.js";
 
 const NODE_STATES = ["ready", "draining", "down"] as const;
@@ -40,16 +40,7 @@ export function createClusterMetrics(store: Store): {
     ["to", "status"],
   );
   // as x serve and x node name them, so one dashboard reads every role's API
-  const apiRequests = registry.counter("x_api_requests_total", "API requests by operation and status.", [
-    "operation",
-    "status",
-  ]);
-  const apiDuration = registry.histogram(
-    "x_api_request_duration_seconds",
-    "Time to answer API requests, by operation.",
-    ["operation"],
-    API_BUCKETS,
-  );
+  const observeRequest = apiRequestMetrics(registry);
   registry.onCollect(async () => {
     const list = await store.nodes.list();
     for (const state of NODE_STATES) nodes.set({ state }, list.filter((n) => n.state === state).length);
@@ -69,9 +60,6 @@ export function createClusterMetrics(store: Store): {
   return {
     registry,
     observeRoute: (to, status) => routed.inc({ to, status: String(status) }),
-    observeRequest: (operation, status, seconds) => {
-      apiRequests.inc({ operation, status: String(status) });
-      apiDuration.observe({ operation }, seconds);
-    },
+    observeRequest,
   };
 }

@@ -31,13 +31,17 @@ export interface PlatformMetrics {
   observeBoot(runtime: string, seconds: number, ok: boolean): void;
 }
 
-export const API_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const API_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const CREATE_BUCKETS = [0.03, 0.06, 0.12, 0.25, 0.35, 0.5, 1, 2, 5, 10, 30];
 const SANDBOX_STATES = ["starting", "running", "paused"] as const;
 
-/** The platform's Prometheus metrics of the API and of sandboxes (the proxy adds its own: proxy/metrics.ts). */
-export function createPlatformMetrics(sources: PlatformMetricsSources): PlatformMetrics {
-  const registry = new Registry();
+/**
+ * The API's request counter and duration histogram, as every role that serves the API names
+ * them (x serve, x node, x api), so one dashboard reads them all; returns their observer.
+ */
+export function apiRequestMetrics(
+  registry: Registry,
+): (operation: string, status: number, seconds: number) => void {
   const apiRequests = registry.counter("x_api_requests_total", "API requests by operation and status.", [
     "operation",
     "status",
@@ -48,6 +52,16 @@ export function createPlatformMetrics(sources: PlatformMetricsSources): Platform
     ["operation"],
     API_BUCKETS,
   );
+  return (operation, status, seconds) => {
+    apiRequests.inc({ operation, status: String(status) });
+    apiDuration.observe({ operation }, seconds);
+  };
+}
+
+/** The platform's Prometheus metrics of the API and of sandboxes (the proxy adds its own: proxy/metrics.ts). */
+export function createPlatformMetrics(sources: PlatformMetricsSources): PlatformMetrics {
+  const registry = new Registry();
+  const observeApiRequest = apiRequestMetrics(registry);
   const createDuration = registry.histogram(
     "x_sandbox_create_duration_seconds",
     "Time from a create request to a sandbox whose agent answers, by runtime.",
@@ -101,10 +115,7 @@ export function createPlatformMetrics(sources: PlatformMetricsSources): Platform
 
   return {
     registry,
-    observeApiRequest: (operation, status, seconds) => {
-      apiRequests.inc({ operation, status: String(status) });
-      apiDuration.observe({ operation }, seconds);
-    },
+    observeApiRequest,
     observeSandboxCreate: (runtime, seconds) => createDuration.observe({ runtime }, seconds),
     observeBoot: (runtime, seconds, ok) =>
       bootDuration.observe({ runtime, outcome: ok ? "ok" : "failed" }, seconds),
