@@ -50,6 +50,7 @@ export async function bindFrontPorts(o: {
     sendError(res, 503, "the platform is starting; try again in a moment", { "Retry-After": "1" });
   });
   api.keepAliveTimeout = 65_000;
+  let serving: SandboxResolver | undefined;
   let ready!: (resolver: SandboxResolver) => void;
   let failed!: (err: unknown) => void;
   const resolver = new Promise<SandboxResolver>((resolve, reject) => {
@@ -57,14 +58,17 @@ export async function bindFrontPorts(o: {
     failed = reject;
   });
   resolver.catch(() => undefined); // a start that failed with no traffic waiting
+  // once ready, straight to the orchestrator (resolve runs on every request); until then, wait
+  const via = <T>(use: (r: SandboxResolver) => Promise<T>): Promise<T> =>
+    serving ? use(serving) : resolver.then(use);
   const proxy = createProxyServer({
     domain: config.domain,
     log: log.child({ component: "proxy" }),
     resolver: {
-      resolve: async (id) => (await resolver).resolve(id),
-      resume: async (id) => (await resolver).resume?.(id),
-      checkHealth: async (id) => (await resolver).checkHealth?.(id) ?? false,
-      resolveSigned: async (matches) => (await resolver).resolveSigned?.(matches),
+      resolve: (id) => via((r) => r.resolve(id)),
+      resume: (id) => via(async (r) => r.resume?.(id)),
+      checkHealth: (id) => via(async (r) => (await r.checkHealth?.(id)) ?? false),
+      resolveSigned: (matches) => via(async (r) => r.resolveSigned?.(matches)),
     },
   });
   const bound: { close(): unknown }[] = [];
@@ -102,6 +106,7 @@ export async function bindFrontPorts(o: {
       publicDomain: reportedDomain(config.domain, https),
       serve: (h, r) => {
         handler = h;
+        serving = r;
         ready(r);
       },
       close,
