@@ -1,4 +1,5 @@
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createLogger } from "./log.js";
@@ -33,10 +34,19 @@ describe("owned processes", () => {
   });
 
   it("leaves alone a recorded pid that now belongs to another process", async () => {
-    const records = new ChildRecords(dir, quiet);
-    const child = spawnOwned("true", [], { stdio: "ignore" }, records);
-    await new Promise((resolve) => child.once("exit", resolve));
-    // the record of a child that ended is removed; a stale one names a start time no process has
-    expect(await new ChildRecords(dir, quiet).endLeftovers()).toEqual([]);
+    // a record naming a running process with another start time: its pid was reused
+    const other = spawn("sleep", ["300"], { stdio: "ignore" });
+    try {
+      const startTime = String(Number(processStartTime(other.pid!)) + 1);
+      writeFileSync(
+        path.join(dir, `${other.pid}.json`),
+        JSON.stringify({ pid: other.pid, startTime, argv: ["sleep"] }),
+      );
+      expect(await new ChildRecords(dir, quiet).endLeftovers()).toEqual([]);
+      expect(processStartTime(other.pid!)).toBeDefined();
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      other.kill("SIGKILL");
+    }
   });
 });
