@@ -35,6 +35,16 @@ function eventsIn(state, chunk) {
   return names;
 }
 
+/** envd's `Server-Timing` (`name;dur=ms, …`) from undici's raw header list, by name. */
+function serverTimingOf(raw) {
+  const out = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i].toString().toLowerCase() !== "server-timing") continue;
+    for (const m of raw[i + 1].toString().matchAll(/([\w-]+);dur=([\d.]+)/g)) out[m[1]] = Number(m[2]);
+  }
+  return out;
+}
+
 /** Records requests and spans from `start()` on; `take()` returns those since the last take. */
 export function recorder(spansChannel) {
   let requests = [];
@@ -46,9 +56,11 @@ export function recorder(spansChannel) {
       byRequest.set(request, r);
       requests.push(r);
     },
-    "undici:request:headers": ({ request }) => {
+    "undici:request:headers": ({ request, response }) => {
       const r = byRequest.get(request);
-      if (r) r.headers = now();
+      if (!r) return;
+      r.headers = now();
+      r.serverTiming = serverTimingOf(response.headers);
     },
     "undici:request:bodyChunkReceived": ({ request, chunk }) => {
       const r = byRequest.get(request);
@@ -103,6 +115,8 @@ export function phasesOf({ requests, spans }, startedAt, flowMs) {
     p[`client: before ${name}`] = c.sent - last;
     // envd answers the headers with the start event, once the process is spawned
     p[`${name}: request → start event (spawned)`] = (c.events.start ?? c.headers ?? c.done) - c.sent;
+    // envd's own steps of that (its Server-Timing): the rest is transport, proxy and parsing
+    for (const [step, ms] of Object.entries(c.serverTiming ?? {})) p[`${name} ↳ envd ${step}`] = ms;
     p[`${name}: → first output`] = (c.events.data ?? c.done) - (c.events.start ?? c.sent);
     p[`${name}: → end event (exited)`] =
       (c.events.end ?? c.done) - (c.events.data ?? c.events.start ?? c.sent);

@@ -10,6 +10,7 @@ import { createFilesystemService } from "./filesystem/service.js";
 import { createHttpHandler } from "./http/routes.js";
 import { ProcessManager } from "./process/manager.js";
 import { createProcessService } from "./process/service.js";
+import { arrivalValues } from "./server-timing.js";
 import { createState, type EnvdState } from "./state.js";
 import { SudoServer } from "./sudo/server.js";
 
@@ -61,6 +62,7 @@ export class EnvdServer {
         router.service(Process, createProcessService(this.context));
       },
       interceptors: [accessTokenInterceptor(state)],
+      contextValues: arrivalValues,
       requireConnectProtocolHeader: true,
       // Sandbox traffic is local: gzip would cap streaming output at zlib speed (~35 MB/s).
       acceptCompression: [],

@@ -1,3 +1,4 @@
+import { readFileSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 
 /** A local account as read from /etc/passwd and /etc/group. */
@@ -23,35 +24,80 @@ function parseColonFile(text: string): string[][] {
     .map((line) => line.split(":"));
 }
 
-/** Reads the account database on every call: templates and users may add accounts at any time. */
-export async function lookupUser(name: string): Promise<User> {
-  const passwd = await readFile("/etc/passwd", "utf8").catch(() => "");
-  for (const fields of parseColonFile(passwd)) {
-    if (fields[0] !== name) continue;
-    return {
-      name,
-      uid: Number(fields[2]),
-      gid: Number(fields[3]),
-      home: fields[5] || "/",
-      shell: fields[6] || "/bin/sh",
-    };
+/**
+ * One of the account files (/etc/passwd, /etc/group), parsed, kept while the file is unchanged:
+ * templates and users may add accounts at any time (useradd renames a new file into place), so
+ * each use checks the file's identity and times with one stat. Read synchronously: a small local
+ * file costs a few syscalls, where libuv's thread pool costs a round trip per step (open, stat,
+ * read, close), which under gVisor made the account look-up a tenth of a command's start.
+ */
+export class AccountFile {
+  private rows: string[][] = [];
+  private signature: string | undefined;
+
+  constructor(private readonly file: string) {}
+
+  read(): string[][] {
+    let signature: string;
+    try {
+      const st = statSync(this.file, { bigint: true });
+      signature = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+    } catch {
+      signature = "missing";
+    }
+    if (signature !== this.signature) {
+      let text = "";
+      try {
+        text = readFileSync(this.file, "utf8");
+      } catch {
+        // no such file: no accounts
+      }
+      this.rows = parseColonFile(text);
+      this.signature = signature;
+    }
+    return this.rows;
   }
-  throw new UnknownUserError(name);
+}
+
+const passwdFile = new AccountFile("/etc/passwd");
+const groupFile = new AccountFile("/etc/group");
+
+function userOf(fields: string[]): User {
+  return {
+    name: fields[0]!,
+    uid: Number(fields[2]),
+    gid: Number(fields[3]),
+    home: fields[5] || "/",
+    shell: fields[6] || "/bin/sh",
+  };
+}
+
+/** The account named `name`, as /etc/passwd says now. */
+export async function lookupUser(name: string): Promise<User> {
+  const fields = passwdFile.read().find((f) => f[0] === name);
+  if (!fields) throw new UnknownUserError(name);
+  return userOf(fields);
 }
 
 /** The account with this uid (the first in /etc/passwd), if any. */
 export async function lookupUserById(uid: number): Promise<User | undefined> {
-  const passwd = await readFile("/etc/passwd", "utf8").catch(() => "");
-  const fields = parseColonFile(passwd).find((f) => Number(f[2]) === uid && f[0]);
-  return fields ? lookupUser(fields[0]!) : undefined;
+  const fields = passwdFile.read().find((f) => Number(f[2]) === uid && f[0]);
+  return fields ? userOf(fields) : undefined;
 }
 
 /** The names of the groups an account belongs to: its primary group and those listing it. */
 export async function groupNamesOf(user: User): Promise<string[]> {
-  const group = await readFile("/etc/group", "utf8").catch(() => "");
-  return parseColonFile(group)
+  return groupFile
+    .read()
     .filter((f) => Number(f[2]) === user.gid || (f[3] ?? "").split(",").includes(user.name))
     .map((f) => f[0]!);
+}
+
+/** Whether the account belongs to groups besides its primary one (the member lists of /etc/group). */
+export function hasSupplementaryGroups(user: User): boolean {
+  return groupFile
+    .read()
+    .some((f) => Number(f[2]) !== user.gid && (f[3] ?? "").split(",").includes(user.name));
 }
 
 /** Names for numeric ids, for `owner` and `group` of entries. Cached briefly per call site. */

@@ -170,6 +170,25 @@ async function run(script: string, opts: BashOptions = {}): Promise<Reader> {
 }
 
 describe("Start", () => {
+  test("says where its time went inside envd (Server-Timing with the start event)", async () => {
+    let timing: string | null = null;
+    const events = client.process.start(
+      { process: { cmd: "/bin/true", args: [], envs: {} }, stdin: false },
+      { onHeader: (h) => (timing = h.get("server-timing")) },
+    );
+    for await (const _ of events) {
+      // read to the end
+    }
+    const steps = Object.fromEntries(
+      (timing ?? "").split(", ").map((step) => {
+        const [name, dur] = step.split(";dur=");
+        return [name, Number(dur)];
+      }),
+    );
+    expect(Object.keys(steps)).toEqual(["request", "user", "plan", "spawn", "log"]);
+    for (const ms of Object.values(steps)) expect(ms).toBeGreaterThanOrEqual(0);
+  });
+
   test("reports exit codes the way the reference envd does", async () => {
     const ok = await run("true");
     expect(ok.end).toMatchObject({ exitCode: 0, exited: true, status: "exit status 0" });

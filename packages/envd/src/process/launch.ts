@@ -1,6 +1,6 @@
 import { constants as fsConstants } from "node:fs";
-import { access, readFile } from "node:fs/promises";
-import type { User } from "../users.js";
+import { access } from "node:fs/promises";
+import { hasSupplementaryGroups, type User } from "../users.js";
 
 const SETPRIV_PATHS = ["/usr/bin/setpriv", "/bin/setpriv"];
 
@@ -13,21 +13,11 @@ export interface Launch {
 }
 
 /** Whether `file` may be executed by envd. */
-export function canExecute(file: string): Promise<boolean> {
+function canExecute(file: string): Promise<boolean> {
   return access(file, fsConstants.X_OK).then(
     () => true,
     () => false,
   );
-}
-
-/** Whether the user belongs to groups besides its primary one (the member lists of /etc/group). */
-async function hasSupplementaryGroups(user: User): Promise<boolean> {
-  const text = await readFile("/etc/group", "utf8").catch(() => "");
-  for (const line of text.split("\n")) {
-    const [, , gid, members = ""] = line.split(":");
-    if (Number(gid) !== user.gid && members.split(",").includes(user.name)) return true;
-  }
-  return false;
 }
 
 /**
@@ -42,7 +32,7 @@ export class Launcher {
 
   async as(user: User, file: string, args: string[]): Promise<Launch> {
     if (user.uid === process.getuid?.() && user.gid === process.getgid?.()) return { file, args };
-    if (process.getuid?.() !== 0 || !(await hasSupplementaryGroups(user))) {
+    if (process.getuid?.() !== 0 || !hasSupplementaryGroups(user)) {
       return { file, args, uid: user.uid, gid: user.gid };
     }
     this.setprivPath ??= (async () => {

@@ -1,16 +1,16 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { closeSync, constants as fsConstants, openSync } from "node:fs";
-import { stat } from "node:fs/promises";
+import { accessSync, closeSync, constants as fsConstants, openSync, type Stats, statSync } from "node:fs";
 import path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { IPty } from "node-pty";
 import type { Containment } from "../containment/containment.js";
 import { describeErrno, errnoOf } from "../errors.js";
 import { resolvePath } from "../paths.js";
+import type { ServerTiming } from "../server-timing.js";
 import type { EnvdState } from "../state.js";
 import type { User } from "../users.js";
-import { canExecute, type Launch, Launcher } from "./launch.js";
+import { type Launch, Launcher } from "./launch.js";
 import { ManagedProcess, type ProcessConfig, type ProcessIo, type Subscription } from "./managed-process.js";
 
 export type {
@@ -36,6 +36,8 @@ export interface StartOptions {
   timeoutMs?: number;
   /** Left out of list() and find(): a process envd runs for its own ends (sudo's). */
   unlisted?: boolean;
+  /** Marks the start's steps (plan, spawn) for the response's Server-Timing. */
+  timing?: ServerTiming;
 }
 
 /** `pid` or `tag`, shaped like the protobuf `ProcessSelector` oneof. */
@@ -61,22 +63,35 @@ function holdTerminalOpen(term: IPty): void {
   term.onExit(() => closeSync(fd));
 }
 
-async function isDirectory(dir: string): Promise<boolean> {
-  return stat(dir).then(
-    (info) => info.isDirectory(),
-    () => false,
-  );
+/*
+ * A start's look-ups (its program along PATH, its working directory) are a few metadata calls
+ * on the sandbox's own disk: made synchronously, as execvp makes them, they cost a syscall each
+ * where libuv's thread pool costs a round trip (milliseconds per start under gVisor).
+ */
+
+function statOf(file: string): Stats | undefined {
+  try {
+    return statSync(file);
+  } catch {
+    return undefined; // missing, not a directory on the way, not searchable: not usable
+  }
+}
+
+function isExecutableFile(file: string): boolean {
+  try {
+    accessSync(file, fsConstants.X_OK);
+  } catch {
+    return false;
+  }
+  return statOf(file)?.isDirectory() === false;
 }
 
 /** Looks `cmd` up like execvp does, so a missing program is an error instead of a start. */
-async function resolveExecutable(cmd: string, pathEnv: string, cwd: string): Promise<string | undefined> {
+function resolveExecutable(cmd: string, pathEnv: string, cwd: string): string | undefined {
   const candidates = cmd.includes("/")
     ? [path.resolve(cwd, cmd)]
     : pathEnv.split(":").map((dir) => path.resolve(cwd, dir || ".", cmd));
-  for (const candidate of candidates) {
-    if ((await canExecute(candidate)) && !(await isDirectory(candidate))) return candidate;
-  }
-  return undefined;
+  return candidates.find(isExecutableFile);
 }
 
 /** A start refused because the sandbox (or its account) is at its process limit. */
@@ -127,6 +142,7 @@ export class ProcessManager {
     const { config, user } = opts;
     const { launch, cwd, env } = await this.plan(config, user);
     const mark = (await this.containment?.beforeSpawn()) ?? {};
+    opts.timing?.mark("plan");
     const spawn = () =>
       opts.pty
         ? this.spawnPty(launch, cwd, env, opts.pty, config.cmd)
@@ -137,6 +153,7 @@ export class ProcessManager {
         return spawn();
       throw err;
     });
+    opts.timing?.mark(opts.pty ? "spawn-pty" : "spawn");
     const pid = io.kind === "pipes" ? (io.child.pid as number) : io.term.pid;
     // Output arrives in I/O callbacks, and only microtasks ran since the spawn: the
     // subscription below sees all of it.
@@ -164,7 +181,7 @@ export class ProcessManager {
     user: User,
   ): Promise<{ launch: Launch; cwd: string; env: Record<string, string> }> {
     if (!config.cmd) throw new ConnectError("process.cmd is required", Code.InvalidArgument);
-    const cwd = await this.workdir(user, config.cwd);
+    const cwd = this.workdir(user, config.cwd);
     const env: Record<string, string> = {
       PATH: process.env.PATH || DEFAULT_PATH,
       HOME: user.home,
@@ -174,7 +191,7 @@ export class ProcessManager {
       ...this.state.envVars,
       ...config.envs,
     };
-    const file = await resolveExecutable(config.cmd, env.PATH ?? DEFAULT_PATH, cwd);
+    const file = resolveExecutable(config.cmd, env.PATH ?? DEFAULT_PATH, cwd);
     if (!file) {
       throw new ConnectError(
         `error starting process '${config.cmd}': executable file not found in $PATH`,
@@ -184,10 +201,10 @@ export class ProcessManager {
     return { launch: await this.launcher.as(user, file, config.args), cwd, env };
   }
 
-  private async workdir(user: User, requested: string | undefined): Promise<string> {
+  private workdir(user: User, requested: string | undefined): string {
     if (requested) {
       const dir = resolvePath(requested, user);
-      const info = await stat(dir).catch(() => undefined);
+      const info = statOf(dir);
       if (!info) throw new ConnectError(`cwd '${dir}' does not exist`, Code.InvalidArgument);
       if (!info.isDirectory())
         throw new ConnectError(`cwd '${dir}' is not a directory`, Code.InvalidArgument);
@@ -196,7 +213,7 @@ export class ProcessManager {
     // Unrequested defaults fall back quietly: accounts like `nobody` have no home.
     const { defaultWorkdir } = this.state;
     for (const dir of [defaultWorkdir && resolvePath(defaultWorkdir, user), user.home]) {
-      if (dir && (await isDirectory(dir))) return dir;
+      if (dir && statOf(dir)?.isDirectory()) return dir;
     }
     return "/";
   }

@@ -3,6 +3,7 @@ import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@conn
 import { type Process, type ProcessEventSchema, type ProcessInput, Signal } from "@x/envd-client";
 import { userForRpc } from "../auth.js";
 import { type EnvdContext, keepaliveIntervalMs } from "../context.js";
+import { ServerTiming } from "../server-timing.js";
 import type { ManagedProcess, ProcessStreamItem, Subscription } from "./manager.js";
 
 type EventMessage = { event: MessageInitShape<typeof ProcessEventSchema> };
@@ -73,7 +74,9 @@ export function createProcessService(ctx: EnvdContext): ServiceImpl<typeof Proce
     },
 
     async *start(req, hc) {
+      const timing = new ServerTiming(hc);
       const user = await userForRpc(ctx.state, hc.requestHeader);
+      timing.mark("user");
       if (!req.process)
         throw new ConnectError("process (cmd, args, envs, cwd) is required", Code.InvalidArgument);
       const { cmd, args, envs, cwd } = req.process;
@@ -86,6 +89,7 @@ export function createProcessService(ctx: EnvdContext): ServiceImpl<typeof Proce
         stdin: req.stdin ?? true,
         // The Start call's Connect-Timeout-Ms bounds the process's life, as `commands.run` expects.
         timeoutMs: hc.timeoutMs(),
+        timing,
       });
       ctx.log("info", "process started", {
         pid: proc.pid,
@@ -94,6 +98,9 @@ export function createProcessService(ctx: EnvdContext): ServiceImpl<typeof Proce
         pty: proc.isPty,
         tag: req.tag,
       });
+      timing.mark("log");
+      // sent with the start event, the stream's first message
+      hc.responseHeader.set("server-timing", timing.header());
       yield* processEvents(proc, subscription, hc);
     },
 

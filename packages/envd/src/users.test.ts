@@ -1,0 +1,39 @@
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { AccountFile } from "./users.js";
+
+describe("AccountFile", () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), "envd-accounts-"));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  test("sees an account added after the first read, as useradd adds it (a new file renamed in)", () => {
+    const file = path.join(dir, "passwd");
+    writeFileSync(file, "root:x:0:0:root:/root:/bin/bash\n# a comment\n");
+    const accounts = new AccountFile(file);
+    expect(accounts.read().map((f) => f[0])).toEqual(["root"]);
+    writeFileSync(`${file}+`, "root:x:0:0:root:/root:/bin/bash\nuser:x:1000:1000::/home/user:/bin/bash\n");
+    renameSync(`${file}+`, file);
+    expect(accounts.read().map((f) => f[0])).toEqual(["root", "user"]);
+  });
+
+  test("sees an edit in place of the same length", () => {
+    const file = path.join(dir, "group");
+    writeFileSync(file, "sudo:x:27:\n");
+    const groups = new AccountFile(file);
+    expect(groups.read()).toEqual([["sudo", "x", "27", ""]]);
+    writeFileSync(file, "sudo:x:28:\n");
+    expect(groups.read()).toEqual([["sudo", "x", "28", ""]]);
+  });
+
+  test("a missing file has no accounts, and one created later is read", () => {
+    const file = path.join(dir, "passwd");
+    const accounts = new AccountFile(file);
+    expect(accounts.read()).toEqual([]);
+    writeFileSync(file, "root:x:0:0:root:/root:/bin/bash\n");
+    expect(accounts.read()).toHaveLength(1);
+  });
+});
