@@ -1,9 +1,9 @@
-import type { ChildProcess } from "node:child_process";
 import os from "node:os";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { IPty } from "node-pty";
 import { errnoOf } from "../errors.js";
 import type { User } from "../users.js";
+import type { PipedChild } from "./native-spawn.js";
 import { OutputLog } from "./output-log.js";
 
 /** A subscriber holding this many unsent bytes pauses the process's output (backpressure). */
@@ -75,7 +75,7 @@ export interface ProcessEnd {
 export type ProcessStreamItem = ProcessOutput | ProcessEnd;
 
 /** A process's side of envd: pipes (stdin open for input or not) or a pseudo-terminal. */
-export type ProcessIo = { kind: "pipes"; child: ChildProcess; stdin: boolean } | { kind: "pty"; term: IPty };
+export type ProcessIo = { kind: "pipes"; child: PipedChild; stdin: boolean } | { kind: "pty"; term: IPty };
 
 function signalEnd(signal: string): ProcessEnd {
   const status = `signal: ${SIGNAL_TEXT[signal] ?? signal}`;
@@ -190,7 +190,7 @@ export class ManagedProcess {
     private readonly explain: (end: ProcessEnd) => Promise<ProcessEnd> = async (end) => end,
   ) {
     if (io.kind === "pipes") {
-      this.pid = io.child.pid as number;
+      this.pid = io.child.pid;
       this.stdinOpen = io.stdin;
       this.attachPipes(io.child);
     } else {
@@ -215,7 +215,7 @@ export class ManagedProcess {
     return this.exited;
   }
 
-  private attachPipes(child: ChildProcess): void {
+  private attachPipes(child: PipedChild): void {
     for (const [stream, name] of [
       [child.stdout, "stdout"],
       [child.stderr, "stderr"],
@@ -232,7 +232,6 @@ export class ManagedProcess {
     }
     // Writes after the process closed its stdin fail with EPIPE; SendInput reports them.
     child.stdin?.on("error", () => {});
-    child.on("error", () => {});
     child.once("exit", (code, signal) => this.ended(signal ? signalEnd(signal) : exitEnd(code ?? -1)));
   }
 

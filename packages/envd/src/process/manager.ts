@@ -1,5 +1,3 @@
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { accessSync, closeSync, constants as fsConstants, openSync, type Stats, statSync } from "node:fs";
 import path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -12,6 +10,7 @@ import type { EnvdState } from "../state.js";
 import type { User } from "../users.js";
 import { type Launch, Launcher } from "./launch.js";
 import { ManagedProcess, type ProcessConfig, type ProcessIo, type Subscription } from "./managed-process.js";
+import { spawnChild } from "./native-spawn.js";
 
 export type {
   ProcessConfig,
@@ -154,7 +153,7 @@ export class ProcessManager {
       throw err;
     });
     opts.timing?.mark(opts.pty ? "spawn-pty" : "spawn");
-    const pid = io.kind === "pipes" ? (io.child.pid as number) : io.term.pid;
+    const pid = io.kind === "pipes" ? io.child.pid : io.term.pid;
     // Output arrives in I/O callbacks, and only microtasks ran since the spawn: the
     // subscription below sees all of it.
     const proc = new ManagedProcess(
@@ -230,24 +229,24 @@ export class ProcessManager {
     stdin: boolean,
     cmd: string,
   ): Promise<ProcessIo> {
-    const child = this.spawning(() =>
-      spawn(launch.file, launch.args, {
-        cwd,
-        env,
-        uid: launch.uid,
-        gid: launch.gid,
-        // Its own session and process group, so signals reach everything it starts.
-        detached: true,
-        stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"],
-      }),
-    );
-    if (child.pid === undefined) {
-      const [err] = (await once(child, "error")) as [Error];
+    try {
+      const child = this.spawning(() =>
+        spawnChild({
+          file: launch.file,
+          args: launch.args,
+          env,
+          cwd,
+          uid: launch.uid,
+          gid: launch.gid,
+          stdin,
+        }),
+      );
+      return { kind: "pipes", child, stdin };
+    } catch (err) {
       if (errnoOf(err) === "EAGAIN") throw new ProcessLimitError(cmd);
-      const reason = describeErrno(errnoOf(err)) ?? err.message;
+      const reason = describeErrno(errnoOf(err)) ?? (err as Error).message;
       throw new ConnectError(`error starting process '${cmd}': ${reason}`, Code.InvalidArgument);
     }
-    return { kind: "pipes", child, stdin };
   }
 
   private async spawnPty(

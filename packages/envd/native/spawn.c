@@ -1,0 +1,381 @@
+// envd's process creation without a fork of envd. libuv (and so Node's child_process) always
+// forks on Linux: the kernel copies envd's page tables (~60 MB of Node), and gVisor copies its
+// whole address space description, before the child execs. Here the child is a vfork-style
+// clone (CLONE_VM | CLONE_VFORK): it borrows envd's memory for the few system calls between
+// clone and execve, on a stack of its own, and envd's thread resumes once the program runs.
+//
+// spawn(file, argv, envp, cwd, uid, gid, stdinPipe) -> [pid, stdinFd, stdoutFd, stderrFd]
+//   The child leads its own session, has every signal at its default and none blocked, runs
+//   as uid/gid (when >= 0, with no supplementary groups) in cwd, with stdin a pipe or
+//   /dev/null and stdout/stderr pipes. Failures before the program runs (execve's ENOENT,
+//   EACCES, setuid's EAGAIN at the process limit, clone's EAGAIN...) throw an Error with the
+//   errno name as `code` and `syscall` set, like Node's spawn errors.
+// reap(pid) -> undefined while it runs, else [exitCode, signal] (one of them -1)
+//   A non-blocking waitpid for one child; libuv only ever waits for its own pids.
+// onChildEnded(callback)
+//   Calls back (on the loop) at each SIGCHLD, so the caller reaps its children. A libuv signal
+//   watcher of its own, unreferenced: it never holds the loop open, and it does not depend on
+//   a `process` object (test runners give code a copy on which signal listeners never fire).
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <node_api.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <uv.h>
+
+#define CHILD_STACK_BYTES (256 * 1024)
+
+// Everything the child needs, prepared by the parent: the child must not allocate.
+struct spawn_plan {
+  const char* file;
+  char** argv;
+  char** envp;
+  const char* cwd;
+  int uid;
+  int gid;
+  int fds[3];    // what becomes the child's 0, 1, 2
+  int err;       // set by the child when it fails before execve returns control
+  const char* failed;  // which step failed
+};
+
+static int child_main(void* arg) {
+  struct spawn_plan* p = arg;
+  // every signal back to its default (Node ignores SIGPIPE, libuv handles SIGCHLD...)
+  for (int sig = 1; sig < NSIG; sig++) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    signal(sig, SIG_DFL);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  if (setsid() < 0) {
+    p->failed = "setsid";
+    goto fail;
+  }
+  for (int i = 0; i < 3; i++) {
+    // the sources are close-on-exec; the copies at 0..2 are not
+    if (dup2(p->fds[i], i) < 0) {
+      p->failed = "dup2";
+      goto fail;
+    }
+  }
+  // Raw system calls: glibc's setuid/setgid would have every thread it knows of (envd's, as
+  // the memory is envd's) change ids with it.
+  if (p->gid >= 0) {
+    if (syscall(SYS_setgroups, 0, NULL) < 0 && errno != EPERM) {
+      p->failed = "setgroups";
+      goto fail;
+    }
+    if (syscall(SYS_setgid, p->gid) < 0) {
+      p->failed = "setgid";
+      goto fail;
+    }
+  }
+  if (p->uid >= 0 && syscall(SYS_setuid, p->uid) < 0) {
+    p->failed = "setuid";
+    goto fail;
+  }
+  if (p->cwd && chdir(p->cwd) < 0) {
+    p->failed = "chdir";
+    goto fail;
+  }
+  execve(p->file, p->argv, p->envp);
+  p->failed = "execve";
+fail:
+  p->err = errno;
+  _exit(127);
+}
+
+static const char* errno_name(int err) {
+  switch (err) {
+    case ENOENT: return "ENOENT";
+    case EACCES: return "EACCES";
+    case EPERM: return "EPERM";
+    case ENOTDIR: return "ENOTDIR";
+    case ENOEXEC: return "ENOEXEC";
+    case E2BIG: return "E2BIG";
+    case EAGAIN: return "EAGAIN";
+    case ENOMEM: return "ENOMEM";
+    case EMFILE: return "EMFILE";
+    case ENFILE: return "ENFILE";
+    case ETXTBSY: return "ETXTBSY";
+    case ELOOP: return "ELOOP";
+    case ENAMETOOLONG: return "ENAMETOOLONG";
+    case EINVAL: return "EINVAL";
+    case EISDIR: return "EISDIR";
+    case ELIBBAD: return "ELIBBAD";
+    default: return "EIO";
+  }
+}
+
+static napi_value throw_errno(napi_env env, int err, const char* syscall, const char* file) {
+  char message[512];
+  snprintf(message, sizeof message, "%s %s %s: %s", syscall, errno_name(err), file ? file : "", strerror(err));
+  napi_value msg, code, error, sys, errnum;
+  napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &msg);
+  napi_create_string_utf8(env, errno_name(err), NAPI_AUTO_LENGTH, &code);
+  napi_create_error(env, code, msg, &error);
+  napi_create_string_utf8(env, syscall, NAPI_AUTO_LENGTH, &sys);
+  napi_set_named_property(env, error, "syscall", sys);
+  napi_create_int32(env, -err, &errnum);
+  napi_set_named_property(env, error, "errno", errnum);
+  napi_throw(env, error);
+  return NULL;
+}
+
+static napi_value throw_type(napi_env env, const char* message) {
+  napi_throw_type_error(env, NULL, message);
+  return NULL;
+}
+
+// A JS string as a malloc'd C string (NULL on failure, an exception then pending).
+static char* string_arg(napi_env env, napi_value value) {
+  size_t len = 0;
+  if (napi_get_value_string_utf8(env, value, NULL, 0, &len) != napi_ok) return NULL;
+  char* out = malloc(len + 1);
+  if (!out) return NULL;
+  napi_get_value_string_utf8(env, value, out, len + 1, &len);
+  if (strlen(out) != len) {  // an embedded NUL would cut the string short
+    free(out);
+    return NULL;
+  }
+  return out;
+}
+
+static void free_list(char** list) {
+  if (!list) return;
+  for (char** s = list; *s; s++) free(*s);
+  free(list);
+}
+
+// A JS array of strings as a NULL-terminated, malloc'd list.
+static char** list_arg(napi_env env, napi_value array) {
+  uint32_t n = 0;
+  if (napi_get_array_length(env, array, &n) != napi_ok) return NULL;
+  char** list = calloc(n + 1, sizeof(char*));
+  if (!list) return NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value item;
+    napi_get_element(env, array, i, &item);
+    list[i] = string_arg(env, item);
+    if (!list[i]) {
+      free_list(list);
+      return NULL;
+    }
+  }
+  return list;
+}
+
+static void close_all(int* fds, int n) {
+  for (int i = 0; i < n; i++)
+    if (fds[i] >= 0) close(fds[i]);
+}
+
+static napi_value spawn_js(napi_env env, napi_callback_info info) {
+  size_t argc = 7;
+  napi_value args[7];
+  napi_get_cb_info(env, info, &argc, args, NULL, NULL);
+  if (argc < 7) return throw_type(env, "spawn(file, argv, envp, cwd, uid, gid, stdinPipe)");
+
+  struct spawn_plan plan = {.uid = -1, .gid = -1, .err = 0, .failed = NULL};
+  char* file = string_arg(env, args[0]);
+  char* cwd = string_arg(env, args[3]);
+  char** argv = list_arg(env, args[1]);
+  char** envp = list_arg(env, args[2]);
+  int32_t uid = -1, gid = -1;
+  bool stdin_pipe = false;
+  napi_get_value_int32(env, args[4], &uid);
+  napi_get_value_int32(env, args[5], &gid);
+  napi_get_value_bool(env, args[6], &stdin_pipe);
+  napi_value result = NULL;
+  // [stdin read, stdin write, stdout read, stdout write, stderr read, stderr write]
+  int fds[6] = {-1, -1, -1, -1, -1, -1};
+  void* stack = MAP_FAILED;
+  if (!file || !cwd || !argv || !envp) {
+    result = throw_type(env, "spawn: file, cwd, argv and envp must be strings without NUL bytes");
+    goto done;
+  }
+  if (stdin_pipe ? pipe2(&fds[0], O_CLOEXEC) < 0 : (fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+    result = throw_errno(env, errno, stdin_pipe ? "pipe2" : "open", "/dev/null");
+    goto done;
+  }
+  if (pipe2(&fds[2], O_CLOEXEC) < 0 || pipe2(&fds[4], O_CLOEXEC) < 0) {
+    result = throw_errno(env, errno, "pipe2", NULL);
+    goto done;
+  }
+  // the child's 0..2 are copied from these: none may already be one of 0..2 (a closed stdio)
+  for (int i = 0; i < 6; i++) {
+    if (fds[i] >= 0 && fds[i] < 3) {
+      int moved = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+      if (moved < 0) {
+        result = throw_errno(env, errno, "fcntl", NULL);
+        goto done;
+      }
+      close(fds[i]);
+      fds[i] = moved;
+    }
+  }
+  stack = mmap(NULL, CHILD_STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) {
+    result = throw_errno(env, errno, "mmap", NULL);
+    goto done;
+  }
+  plan.file = file;
+  plan.argv = argv;
+  plan.envp = envp;
+  plan.cwd = cwd[0] ? cwd : NULL;
+  plan.uid = uid;
+  plan.gid = gid;
+  plan.fds[0] = fds[0];
+  plan.fds[1] = fds[3];
+  plan.fds[2] = fds[5];
+
+  // No signal handler of envd may run in the child while it borrows envd's memory.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t pid = clone(child_main, (char*)stack + CHILD_STACK_BYTES, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+  int clone_err = errno;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (pid < 0) {
+    result = throw_errno(env, clone_err, "spawn", file);
+    goto done;
+  }
+  if (plan.failed) {
+    // the child is gone (it exited 127): collect it, report why
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    result = throw_errno(env, plan.err, strcmp(plan.failed, "execve") == 0 ? "spawn" : plan.failed, file);
+    goto done;
+  }
+  // the child's ends are its own now
+  close(fds[0]);
+  close(fds[3]);
+  close(fds[5]);
+  fds[0] = fds[3] = fds[5] = -1;
+  napi_value out, v;
+  napi_create_array_with_length(env, 4, &out);
+  int parent_ends[4] = {pid, stdin_pipe ? fds[1] : -1, fds[2], fds[4]};
+  for (int i = 0; i < 4; i++) {
+    napi_create_int32(env, parent_ends[i], &v);
+    napi_set_element(env, out, i, v);
+  }
+  fds[1] = fds[2] = fds[4] = -1;
+  result = out;
+
+done:
+  close_all(fds, 6);
+  if (stack != MAP_FAILED) munmap(stack, CHILD_STACK_BYTES);
+  free(file);
+  free(cwd);
+  free_list(argv);
+  free_list(envp);
+  return result;
+}
+
+static napi_value reap_js(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value args[1];
+  napi_get_cb_info(env, info, &argc, args, NULL, NULL);
+  int32_t pid = 0;
+  if (argc < 1 || napi_get_value_int32(env, args[0], &pid) != napi_ok || pid <= 0)
+    return throw_type(env, "reap(pid)");
+  int status = 0;
+  pid_t got;
+  do got = waitpid(pid, &status, WNOHANG);
+  while (got < 0 && errno == EINTR);
+  napi_value undefined;
+  napi_get_undefined(env, &undefined);
+  if (got == 0) return undefined;
+  if (got < 0) return throw_errno(env, errno, "waitpid", NULL);
+  int code = -1, sig = -1;
+  if (WIFEXITED(status)) code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status)) sig = WTERMSIG(status);
+  else return undefined;  // stopped or continued: still there
+  napi_value out, v;
+  napi_create_array_with_length(env, 2, &out);
+  napi_create_int32(env, code, &v);
+  napi_set_element(env, out, 0, v);
+  napi_create_int32(env, sig, &v);
+  napi_set_element(env, out, 1, v);
+  return out;
+}
+
+struct child_watch {
+  uv_signal_t signal;
+  napi_env env;
+  napi_ref callback;
+  napi_async_context async;
+};
+static struct child_watch* watch;
+
+static void on_sigchld(uv_signal_t* handle, int signum) {
+  (void)signum;
+  struct child_watch* w = handle->data;
+  napi_handle_scope scope;
+  napi_open_handle_scope(w->env, &scope);
+  napi_value cb, recv, result;
+  napi_get_reference_value(w->env, w->callback, &cb);
+  napi_get_global(w->env, &recv);
+  napi_make_callback(w->env, w->async, recv, cb, 0, NULL, &result);
+  bool pending = false;
+  napi_is_exception_pending(w->env, &pending);
+  if (pending) {
+    napi_value err;
+    napi_get_and_clear_last_exception(w->env, &err);
+    napi_fatal_exception(w->env, err);
+  }
+  napi_close_handle_scope(w->env, scope);
+}
+
+static napi_value on_child_ended_js(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value args[1];
+  napi_get_cb_info(env, info, &argc, args, NULL, NULL);
+  napi_valuetype type = napi_undefined;
+  if (argc < 1 || napi_typeof(env, args[0], &type) != napi_ok || type != napi_function)
+    return throw_type(env, "onChildEnded(callback)");
+  if (watch) {
+    // one watcher per process: a later caller takes it over
+    napi_delete_reference(watch->env, watch->callback);
+    napi_async_destroy(watch->env, watch->async);
+  } else {
+    uv_loop_t* loop = NULL;
+    watch = calloc(1, sizeof *watch);
+    if (!watch || napi_get_uv_event_loop(env, &loop) != napi_ok || uv_signal_init(loop, &watch->signal) != 0) {
+      free(watch);
+      watch = NULL;
+      napi_throw_error(env, NULL, "cannot watch SIGCHLD");
+      return NULL;
+    }
+    watch->signal.data = watch;
+    uv_signal_start(&watch->signal, on_sigchld, SIGCHLD);
+    uv_unref((uv_handle_t*)&watch->signal);
+  }
+  watch->env = env;
+  napi_value name;
+  napi_create_string_utf8(env, "envd.sigchld", NAPI_AUTO_LENGTH, &name);
+  napi_async_init(env, NULL, name, &watch->async);
+  napi_create_reference(env, args[0], 1, &watch->callback);
+  return NULL;
+}
+
+NAPI_MODULE_INIT() {
+  napi_property_descriptor props[] = {
+      {"spawn", NULL, spawn_js, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"reap", NULL, reap_js, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"onChildEnded", NULL, on_child_ended_js, NULL, NULL, NULL, napi_enumerable, NULL},
+  };
+  napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+  return exports;
+}
