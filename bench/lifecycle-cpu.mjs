@@ -55,26 +55,41 @@ const ls = (dir) => {
 };
 const pids = () => readdirSync("/proc").filter((d) => /^\d+$/.test(d));
 
+/** utime + stime (s) of one thread, from /proc/<pid>/task/<tid>/stat. */
+function threadCpu(pid, tid) {
+  const s = read(`/proc/${pid}/task/${tid}/stat`);
+  if (!s) return undefined;
+  const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12])) * TICK_S;
+}
+
+const inSandboxCgroup = (cgroupFile) => /cpuacct[^:]*:\/x\//.test(read(cgroupFile) ?? "");
+
 /**
  * Samples what is gone by the end: each of this platform's sandbox cgroups (their cpuacct
  * counters vanish with them) and runtime processes living outside them (gVisor's sandbox and
- * gofer processes). The last value seen counts, so up to SAMPLE_MS before an end is missed.
+ * gofer processes, the stubs they start). Counted per thread: cgroup v1 moves threads one by
+ * one, and gVisor's sandbox process has some threads inside its sandbox's cgroup (counted
+ * there) while others are still outside; a thread's time counts outside only for the samples
+ * it was seen outside. Up to SAMPLE_MS before an end is missed.
  */
 function sampler(dataDir) {
   const sandboxes = new Map();
-  const runtimes = new Map();
   /** Runtime processes outside the sandbox cgroups by pid, with their role; found every 5th tick. */
   const watched = new Map();
+  /** CPU (s) each watched thread had at the last sample, by "pid/tid". */
+  const threads = new Map();
+  const outsideByRole = {};
   let ticks = 0;
   const cost = { user: 0, system: 0 };
   const discover = () => {
     for (const pid of pids()) {
       if (watched.has(pid)) continue;
-      // a process already in a sandbox cgroup is counted there
       const p = procCpu(pid);
       if (!p || !(p.comm === "exe" || p.comm.startsWith("runsc"))) continue;
-      const cg = /cpuacct[^:]*:(.*)/.exec(read(`/proc/${pid}/cgroup`) ?? "")?.[1] ?? "";
-      if (cg.startsWith("/x/")) continue;
+      // wholly in a sandbox cgroup already: counted there
+      if (ls(`/proc/${pid}/task`).every((tid) => inSandboxCgroup(`/proc/${pid}/task/${tid}/cgroup`)))
+        continue;
       const argv = (read(`/proc/${pid}/cmdline`) ?? "").split("\0");
       watched.set(
         pid,
@@ -97,31 +112,34 @@ function sampler(dataDir) {
     }
     if (ticks++ % 5 === 0) discover();
     for (const [pid, role] of watched) {
-      const p = procCpu(pid);
-      if (!p) watched.delete(pid);
-      // gVisor's sandbox process joins the sandbox's cgroup after it starts: counted there then
-      else if (/cpuacct[^:]*:\/x\//.test(read(`/proc/${pid}/cgroup`) ?? "")) {
-        watched.set(pid, "inside");
-        runtimes.delete(pid);
-      } else if (role !== "inside") runtimes.set(pid, { role, s: p.own });
+      const tids = ls(`/proc/${pid}/task`);
+      if (!tids.length) watched.delete(pid);
+      for (const tid of tids) {
+        const key = `${pid}/${tid}`;
+        const cpu = threadCpu(pid, tid);
+        if (cpu === undefined) continue;
+        // a thread first seen now counts from now, unless its process is new to the sampler
+        const last = threads.get(key) ?? (ticks > 1 ? 0 : cpu);
+        threads.set(key, cpu);
+        if (!inSandboxCgroup(`/proc/${pid}/task/${tid}/cgroup`))
+          outsideByRole[role] = (outsideByRole[role] ?? 0) + cpu - last;
+      }
     }
     const c = process.cpuUsage(c0);
     cost.user += c.user / 1e6;
     cost.system += c.system / 1e6;
   };
   tick();
-  const start = { sandboxes: new Map(sandboxes), runtimes: new Map(runtimes) };
+  const start = { sandboxes: new Map(sandboxes) };
+  for (const role of Object.keys(outsideByRole)) outsideByRole[role] = 0;
   const timer = setInterval(tick, SAMPLE_MS);
   return {
     stop() {
       tick();
       clearInterval(timer);
-      const byRole = {};
-      for (const [pid, { role, s }] of runtimes)
-        byRole[role] = (byRole[role] ?? 0) + s - (start.runtimes.get(pid)?.s ?? 0);
       return {
         sandboxes: [...sandboxes].reduce((a, [id, v]) => a + v - (start.sandboxes.get(id) ?? 0), 0),
-        runtimeOutside: byRole,
+        runtimeOutside: outsideByRole,
         samplerCost: cost,
       };
     },
@@ -170,8 +188,8 @@ export async function lifecycleCpu(ctx, rt, n) {
     "platform process (API, orchestrator, proxy; the bench's client calls too)": per(platform),
     "↳ of which in the kernel (its system time)": per(self.system / 1e6 - sampled.samplerCost.system),
     "platform's helpers and the CLIs they ran (runc/runsc, ip, nsenter, mount)": per(helpers),
-    "sandbox cgroups (envd, the command; what runs inside)": per(sampled.sandboxes),
-    "runtime processes outside them (gVisor's ptrace stubs, `exe`, run the workload)": per(outside),
+    "sandbox cgroups (envd, the command; under gVisor its sentry and ptrace stubs)": per(sampled.sandboxes),
+    "runtime threads outside them (gVisor's sandbox and gofer before they join it)": per(outside),
   };
   for (const [role, v] of Object.entries(sampled.runtimeOutside)) rows[`↳ runsc ${role}`] = per(v);
   rows["kernel: irq + softirq (network, timers)"] = per(kernelIrq);

@@ -166,8 +166,10 @@ async function main() {
   const ttiDirs = {};
   if (wanted("tti")) for (const rt of opts.runtimes) ttiDirs[rt] = await prepareDataDir(`data-tti-${rt}`);
   // Phase weights: each phase gets its weight's share of the time then left (see phases()). The
-  // held sandboxes come last, as they use whatever is left; the warm pool platform comes first,
-  // then the one without (both are never up at once).
+  // held sandboxes come as soon as the platform without a warm pool is up, before the cold and
+  // file figures that watch their share: phases before them that overran (bursts, template
+  // builds) once left them nothing at the end. The warm pool platform comes first, then the one
+  // without (both are never up at once).
   const clusterDir = wanted("cluster") ? await prepareDataDir("data-cluster") : undefined;
   const poolDir = await prepareDataDir("data-pool");
   const coldDir = await prepareDataDir("data-cold");
@@ -221,17 +223,17 @@ async function main() {
           await floors(scratch, path.join(coldDir, "images", dirs[0], "rootfs"));
         },
       ],
-      ...opts.runtimes.map((rt) => [
-        wanted("cold") ? (rt === "runsc" ? 3.5 : 2.5) : 0,
-        () => (wanted("cold") ? runtimeScenarios(cold, rt) : undefined),
-      ]),
-      [wanted("files") ? 1.5 * nrt : 0, () => (wanted("files") ? filesPhase() : undefined)],
       ...opts.runtimes.map((rt, i) => [
         wanted("held") ? (rt === "runsc" ? 2.5 : 1.5) : 0,
         () => (cold && wanted("held") ? heldScenario(cold, rt, { withApiLoad: i === 0 }) : undefined),
         // idle memory per sandbox is always measured: a minute kept for each runtime's
         HELD_MIN_MS,
       ]),
+      ...opts.runtimes.map((rt) => [
+        wanted("cold") ? (rt === "runsc" ? 3.5 : 2.5) : 0,
+        () => (wanted("cold") ? runtimeScenarios(cold, rt) : undefined),
+      ]),
+      [wanted("files") ? 1.5 * nrt : 0, () => (wanted("files") ? filesPhase() : undefined)],
     ]);
   } finally {
     if (cold) await closePlatform(cold);
