@@ -10,8 +10,11 @@ import { smallFile } from "../floors.mjs";
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const requireFromPlatform = createRequire(path.join(ROOT, "packages", "platform", "package.json"));
 const { Sandbox } = requireFromPlatform("e2b");
-// the client's own protobuf runtime: it decodes every output chunk's base64 with it
-const { base64Decode } = createRequire(requireFromPlatform.resolve("e2b"))("@bufbuild/protobuf/wire");
+// the client's own protobuf runtime: it parses every output event with it
+const requireFromClient = createRequire(requireFromPlatform.resolve("e2b"));
+const { fromJsonString } = requireFromClient("@bufbuild/protobuf");
+// the same messages (process.proto), from the project's generated client
+const { StartResponseSchema } = await import(path.join(ROOT, "packages", "envd-client", "dist", "index.js"));
 const SMALL_FILES = 10_000;
 const SMALL_BATCH = 1_000;
 const STREAM_BYTES = 100_000_000;
@@ -73,16 +76,24 @@ await step("stdout", async () => {
       throw new Error(`got ${result.stdout.length} characters of stdout, expected ${STREAM_BYTES}`);
   });
   emit({ figure: "stream100MB", samples, bytes: STREAM_BYTES });
-  // What the client alone can take: Connect JSON carries output as base64, which this client
-  // decodes in JavaScript (Node 20 has no native Uint8Array.fromBase64); 64 KiB chunks as envd sends.
-  const chunk = Buffer.alloc(64 << 10).toString("base64");
+  // What the client alone can take: Connect JSON carries output as base64 in one JSON message per
+  // chunk, which this client parses (protobuf-es scans every character for duplicate keys) and
+  // decodes in JavaScript, then turns into text: its own CPU per byte, with no network at all.
+  const bytes = Buffer.alloc(64 << 10, 0);
+  const message = `{"event":{"data":{"stdout":"${bytes.toString("base64")}"}}}`;
+  const decoder = new TextDecoder();
   const decode = [];
   for (let r = 0; r < 3; r++) {
     const t = now();
-    for (let n = 0; n < STREAM_BYTES; n += 64 << 10) base64Decode(chunk);
+    let chars = 0;
+    for (let n = 0; n < STREAM_BYTES; n += bytes.length) {
+      const event = fromJsonString(StartResponseSchema, message).event?.event;
+      chars += decoder.decode(event.value.output.value, { stream: true }).length;
+    }
     decode.push(now() - t);
+    if (chars < STREAM_BYTES) throw new Error(`decoded ${chars} characters`);
   }
-  emit({ figure: "clientBase64Decode100MB", samples: decode, bytes: STREAM_BYTES });
+  emit({ figure: "clientDecode100MB", samples: decode, bytes: STREAM_BYTES });
 });
 
 await step("upload and download", async () => {
@@ -102,4 +113,27 @@ await step("upload and download", async () => {
   await sandbox.files.remove("/tmp/bench.bin");
   emit({ figure: "upload64MiB", samples: up, bytes: BLOB_BYTES });
   emit({ figure: "download64MiB", samples: down, bytes: BLOB_BYTES });
+  // The same bytes through this client's HTTP stack (fetch, a multipart body as it builds one)
+  // to a plain Node server on the host that writes them to disk and reads them back
+  // (argv[3], files.mjs's loopback server): no proxy, no envd, no sandbox.
+  const loopback = process.argv[3];
+  if (!loopback) return;
+  const lup = [];
+  const ldown = [];
+  await repeat(3, 5, 30_000, async () => {
+    let t = now();
+    const form = new FormData();
+    form.append("file", new Blob([blob]), "bench.bin");
+    const put = await fetch(`${loopback}/bench.bin`, { method: "POST", body: form });
+    if (!put.ok) throw new Error(`loopback upload answered ${put.status}`);
+    await put.arrayBuffer();
+    lup.push(now() - t);
+    t = now();
+    const got = await fetch(`${loopback}/bench.bin`);
+    const body = new Uint8Array(await got.arrayBuffer());
+    ldown.push(now() - t);
+    if (body.length < BLOB_BYTES) throw new Error(`loopback download gave ${body.length} bytes`);
+  });
+  emit({ figure: "loopbackUpload64MiB", samples: lup, bytes: BLOB_BYTES });
+  emit({ figure: "loopbackDownload64MiB", samples: ldown, bytes: BLOB_BYTES });
 });

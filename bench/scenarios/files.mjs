@@ -5,9 +5,11 @@
 
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { lstatSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { createReadStream, createWriteStream, lstatSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { copyFile, writeFile } from "node:fs/promises";
+import http from "node:http";
 import path from "node:path";
+import { pipeline } from "node:stream/promises";
 import { smallFile } from "../floors.mjs";
 import { bench, HERE, log, mbps, more, now, pipeBytes, scenario, stats, timeMany } from "../lib.mjs";
 import { createSandbox, killSandbox } from "../platform.mjs";
@@ -67,12 +69,35 @@ async function filesFloors(scratch) {
 }
 
 /**
+ * A plain HTTP server on loopback that stores what is POSTed to a path under `dir` and serves it
+ * back on GET: the floor of an upload or a download through the client's own HTTP stack.
+ */
+async function loopbackFileServer(dir) {
+  mkdirSync(dir, { recursive: true });
+  const server = http.createServer((req, res) => {
+    const file = path.join(dir, path.basename(req.url ?? "/blob"));
+    const done = (status) => () => res.writeHead(status).end();
+    if (req.method === "POST") pipeline(req, createWriteStream(file)).then(done(204), done(500));
+    else pipeline(createReadStream(file), res).catch(() => res.destroy());
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    close: () =>
+      new Promise((resolve) => server.close(resolve)).finally(() =>
+        rmSync(dir, { recursive: true, force: true }),
+      ),
+  };
+}
+
+/**
  * The four paths in one sandbox of runtime `rt`, through the public client in a process of its
  * own (files-client.mjs), as a user's would be: in this process it would share a thread with the
  * platform's proxy.
  */
-async function filesThroughClient(ctx, rt) {
+async function filesThroughClient(ctx, rt, scratch) {
   const created = await createSandbox(ctx, rt);
+  const loopback = await loopbackFileServer(path.join(scratch, `files-loopback-${rt}`));
   try {
     const env = {
       ...process.env,
@@ -80,7 +105,8 @@ async function filesThroughClient(ctx, rt) {
       E2B_SANDBOX_URL: ctx.proxyUrl,
       E2B_API_KEY: ctx.apiKey,
     };
-    const child = spawn(process.execPath, [path.join(HERE, "scenarios", "files-client.mjs"), created.id], {
+    const client = path.join(HERE, "scenarios", "files-client.mjs");
+    const child = spawn(process.execPath, [client, created.id, loopback.url], {
       env,
       stdio: ["ignore", "pipe", "inherit"],
     });
@@ -100,6 +126,7 @@ async function filesThroughClient(ctx, rt) {
     if (R.write10kFiles) R.write10kFiles.batch = SMALL_BATCH;
     return R;
   } finally {
+    await loopback.close();
     await killSandbox(ctx, created.id);
   }
 }
@@ -110,7 +137,7 @@ export async function filesScenarios(ctx, runtimes, scratch) {
   bench.results.files = out;
   for (const rt of runtimes)
     await scenario(`${rt}: files and streams through the e2b client`, async () => {
-      out[rt] = await filesThroughClient(ctx, rt);
+      out[rt] = await filesThroughClient(ctx, rt, scratch);
     });
 }
 
@@ -145,9 +172,17 @@ export function filesRows(files) {
         "100 MB of stdout (`commands.run`)",
         rt,
         rate(R.stream100MB),
-        `local pipe ${rate(F.pipe100MB)}; the client's own base64 decoding alone ${rate(R.clientBase64Decode100MB)}`,
+        `local pipe ${rate(F.pipe100MB)}`,
         pct(R.stream100MB?.mbps, F.pipe100MB?.mbps),
         "≥ 50%",
+      ],
+      [
+        "↳ the same, beside what the client alone can take",
+        rt,
+        rate(R.stream100MB),
+        `the client parsing and decoding the same events, no network: ${rate(R.clientDecode100MB)}`,
+        pct(R.stream100MB?.mbps, R.clientDecode100MB?.mbps),
+        "",
       ],
       [
         "64 MiB upload (`files.write`)",
@@ -158,12 +193,28 @@ export function filesRows(files) {
         "≥ 60%",
       ],
       [
+        "↳ the same, beside the client's HTTP to a plain server",
+        rt,
+        rate(R.upload64MiB),
+        `the client's fetch to a Node server on loopback writing the disk: ${rate(R.loopbackUpload64MiB)}`,
+        pct(R.upload64MiB?.mbps, R.loopbackUpload64MiB?.mbps),
+        "",
+      ],
+      [
         "64 MiB download (`files.read`)",
         rt,
         rate(R.download64MiB),
         `local copy ${rate(F.copy64MiB)}`,
         pct(R.download64MiB?.mbps, F.copy64MiB?.mbps),
         "≥ 60%",
+      ],
+      [
+        "↳ the same, beside the client's HTTP from a plain server",
+        rt,
+        rate(R.download64MiB),
+        `the client's fetch from a Node server on loopback reading the disk: ${rate(R.loopbackDownload64MiB)}`,
+        pct(R.download64MiB?.mbps, R.loopbackDownload64MiB?.mbps),
+        "",
       ],
     );
   }
