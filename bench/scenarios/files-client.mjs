@@ -64,6 +64,25 @@ await step("small files", async () => {
   });
   emit({ figure: "write10kFiles", samples: write });
   emit({ figure: "list10kFiles", samples: list });
+  // The same batches built as this client builds them (one FormData part per file, named by its
+  // path) and sent by its fetch to a plain Node server on the host that writes each part
+  // (files.mjs's loopback server): what the client and a multipart parser cost, no proxy or envd.
+  const loopback = process.argv[3];
+  if (!loopback) return;
+  const lwrite = [];
+  await repeat(2, 3, 30_000, async (r) => {
+    const t = now();
+    for (let i = 0; i < SMALL_FILES; i += SMALL_BATCH) {
+      const form = new FormData();
+      for (let j = i; j < Math.min(SMALL_FILES, i + SMALL_BATCH); j++)
+        form.append("file", new Blob([smallFile(j)]), `many-${r}/f${j}.txt`);
+      const res = await fetch(`${loopback}/multipart`, { method: "POST", body: form });
+      if (!res.ok) throw new Error(`loopback multipart answered ${res.status}`);
+      await res.arrayBuffer();
+    }
+    lwrite.push(now() - t);
+  });
+  emit({ figure: "loopbackWrite10kFiles", samples: lwrite });
 });
 
 await step("stdout", async () => {

@@ -8,11 +8,15 @@ import { randomBytes } from "node:crypto";
 import { createReadStream, createWriteStream, lstatSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { copyFile, writeFile } from "node:fs/promises";
 import http from "node:http";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { smallFile } from "../floors.mjs";
-import { bench, HERE, log, mbps, more, now, pipeBytes, scenario, stats, timeMany } from "../lib.mjs";
+import { bench, HERE, log, mbps, more, now, PKG, pipeBytes, scenario, stats, timeMany } from "../lib.mjs";
 import { createSandbox, killSandbox } from "../platform.mjs";
+
+// the multipart parser envd uses, for the loopback floor of many small files
+const busboy = createRequire(PKG("envd/package.json"))("busboy");
 
 export const SMALL_FILES = 10_000;
 /** Files per `files.write([...])` call: one multipart request each. */
@@ -68,13 +72,33 @@ async function filesFloors(scratch) {
   return F;
 }
 
+/** Writes each file part of a multipart body under `dir` (its filename a relative path), as envd would. */
+function writeParts(req, res, dir) {
+  const parser = busboy({ headers: req.headers });
+  const writes = [];
+  parser.on("file", (_field, stream, { filename }) => {
+    const file = path.join(dir, path.normalize(filename).replace(/^(\.\.(\/|$))+/, ""));
+    mkdirSync(path.dirname(file), { recursive: true });
+    writes.push(pipeline(stream, createWriteStream(file)));
+  });
+  parser.on("close", () =>
+    Promise.all(writes).then(
+      () => res.writeHead(200, { "content-type": "application/json" }).end(`{"files":${writes.length}}`),
+      () => res.writeHead(500).end(),
+    ),
+  );
+  req.pipe(parser);
+}
+
 /**
- * A plain HTTP server on loopback that stores what is POSTed to a path under `dir` and serves it
- * back on GET: the floor of an upload or a download through the client's own HTTP stack.
+ * A plain HTTP server on loopback: what is POSTed to a path is stored under `dir` and served back
+ * on GET, and a multipart POST to /multipart has each part written as a file. The floor of an
+ * upload, a download and many small files through the client's own HTTP stack.
  */
 async function loopbackFileServer(dir) {
   mkdirSync(dir, { recursive: true });
   const server = http.createServer((req, res) => {
+    if (req.method === "POST" && req.url === "/multipart") return writeParts(req, res, dir);
     const file = path.join(dir, path.basename(req.url ?? "/blob"));
     const done = (status) => () => res.writeHead(status).end();
     if (req.method === "POST") pipeline(req, createWriteStream(file)).then(done(204), done(500));
@@ -159,6 +183,14 @@ export function filesRows(files) {
         `local write ${ms(F.write10kFiles)}`,
         times(R.write10kFiles?.p50, F.write10kFiles?.p50),
         "≤ 2×",
+      ],
+      [
+        "↳ the same, beside the client's multipart to a plain server",
+        rt,
+        ms(R.write10kFiles),
+        `the client's FormData and fetch to a Node server on loopback writing each part: ${ms(R.loopbackWrite10kFiles)}`,
+        times(R.write10kFiles?.p50, R.loopbackWrite10kFiles?.p50),
+        "",
       ],
       [
         `list ${SMALL_FILES} files (\`files.list\`, ListDir depth 1)`,
