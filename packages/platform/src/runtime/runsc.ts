@@ -104,6 +104,8 @@ export class RunscRuntime implements ContainerRuntime {
       if (own) await rmdir(join("/sys/fs/cgroup", controller, cgroup.name)).catch(() => undefined);
     }
     for (const file of files) await rm(join(this.root, file), { force: true });
+    // newer runsc (bookworm-backports' 2024 build) also keeps a control socket here
+    await rm(join(this.root, `runsc-${c.id}.sock`), { force: true });
   }
 
   async state(c: ContainerRef): Promise<ContainerState | undefined> {
