@@ -26,6 +26,26 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
+# gVisor from bookworm-backports (2024-07) rather than bookworm's (2022-12): process creation
+# about 20% and file work 30-50% faster under the same ptrace platform, `ls -l` works, listening
+# sockets checkpoint, and it leaves the owner of its standard streams alone. Only runsc is taken
+# from backports (its packages are never installed unless asked for); when the suite cannot be
+# reached, bookworm's runsc stays, which the platform also supports.
+if ! dpkg-query -W -f='${Version}' runsc 2>/dev/null | grep -q bpo; then
+  mirror=$(awk '/^URIs:/ && /debian\/?$/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+  mirror=${mirror:-http://deb.debian.org/debian}
+  if [ ! -e /etc/apt/sources.list.d/x-bookworm-backports.sources ]; then
+    printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+      "$mirror" >/etc/apt/sources.list.d/x-bookworm-backports.sources
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  if apt-get update -qq && apt-get install -y -qq --no-install-recommends -t bookworm-backports runsc >/dev/null; then
+    echo "setup: runsc $(dpkg-query -W -f='${Version}' runsc) from bookworm-backports"
+  else
+    echo "setup: bookworm-backports could not be reached: keeping bookworm's runsc"
+  fi
+fi
+
 if [ "$(pnpm --version 2>/dev/null || true)" != "$PNPM_VERSION" ]; then
   echo "setup: installing pnpm $PNPM_VERSION"
   npm install -g --silent "pnpm@$PNPM_VERSION"

@@ -6,9 +6,9 @@ import { AGENT_ENVD_DIR, type BindMount } from "./oci-spec.js";
 /**
  * What a sandbox under gVisor gets bound over its template so that users notice no difference
  * from runc, written into its bundle:
- * - the release Debian ships rejects a statx() flag that `ls -l` uses, and a close_range() up to
- *   ~0U that GLib makes before every spawn (XFCE could start nothing): preloaded shims from
- *   envd's bundle get round both (the template's own preload list is kept);
+ * - bookworm's release rejects a statx() flag that `ls -l` uses, and every release so far a
+ *   close_range() up to ~0U that GLib makes before every spawn (XFCE could start nothing):
+ *   preloaded shims from envd's bundle get round both (the template's own preload list is kept);
  * - runsc puts a tmpfs on /tmp unless the spec mounts something there: the template's /tmp is
  *   bound instead, so writes land in the sandbox's own layer as under runc;
  * - its boot id (see boot-id.ts) is bound where Linux shows it;

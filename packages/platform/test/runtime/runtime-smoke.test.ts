@@ -10,6 +10,7 @@ import { createRuntime } from "../../src/runtime/create-runtime.js";
 import { devNullProblem } from "../../src/runtime/host-devices.js";
 import { CHECKPOINT_IMAGE } from "../../src/runtime/runsc.js";
 import { FakeInternet } from "../helpers/fake-internet.js";
+import { gvisorBefore2023 } from "../helpers/gvisor.js";
 import { getJson, httpGet, waitFor } from "./support/http.js";
 import { ENVD_PORT, NO_INTERNET, SandboxHarness, type TestSandbox } from "./support/sandbox-harness.js";
 import { baseImage, runDir, uniqueId } from "./support/test-env.js";
@@ -121,8 +122,9 @@ describe.each<RuntimeName>(["runc", "runsc"])("%s sandbox", (name) => {
     expect(r).toMatchObject({ code: 0, stdout: "0\n" });
   });
 
-  // Debian's gVisor rejects statx(AT_NO_AUTOMOUNT), which coreutils 9 uses for ls -l and stat.
-  (underGvisor ? test.failing : test)("ls -l works", async () => {
+  // bookworm's gVisor (2022) rejects statx(AT_NO_AUTOMOUNT), which coreutils 9 uses for ls -l
+  // and stat; bookworm-backports' (2024) does not.
+  (underGvisor && gvisorBefore2023() ? test.failing : test)("ls -l works", async () => {
     const r = await sh(sb, "ls -l /usr/bin/sudo");
     expect(r).toMatchObject({ code: 0, stdout: expect.stringMatching(/^-rwsr-xr-x +\d+ root root /) });
   });
@@ -170,7 +172,8 @@ describe.each<RuntimeName>(["runc", "runsc"])("%s sandbox", (name) => {
       m.checkpoint = ms(await timed(() => runtime.checkpoint!(ck.ref, imageDir)));
       const image = await stat(join(imageDir, CHECKPOINT_IMAGE));
       m["checkpoint image"] = `${(image.size / 1e6).toFixed(1)} MB`;
-      expect((await runtime.state(ck.ref))?.status).toBe("stopped");
+      // runsc 2024 says `running` for about a second after its checkpoint returns
+      await waitFor(async () => expect((await runtime.state(ck.ref))?.status).toBe("stopped"), 5000);
       // restore() would do this itself; timed apart because the stopped sandbox takes a while to exit
       m["delete after checkpoint"] = ms(await timed(() => runtime.delete(ck.ref)));
 
@@ -208,7 +211,9 @@ describe.each<RuntimeName>(["runc", "runsc"])("%s sandbox", (name) => {
       } finally {
         held.destroy();
       }
-      expect((await runtime.state(ck.ref))?.status).toBe("stopped");
+      // runsc 2022 stops a sandbox whose save failed; 2024 leaves it running (the platform stops
+      // it either way, see deepen)
+      if (gvisorBefore2023()) expect((await runtime.state(ck.ref))?.status).toBe("stopped");
       expect(await readFile(join(ck.upperDir, "home/user/kept.txt"), "utf8")).toBe("kept");
       await harness.stop(ck);
       expect(await harness.leftovers(ck)).toEqual([]);
