@@ -8,9 +8,9 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { gvisorBefore2023 } from "../helpers/gvisor.js";
 import { Sandbox, SandboxNotFoundError, type SandboxOpts } from "e2b";
 import type { RuntimeName } from "../../src/runtime/container-runtime.js";
+import { gvisorBefore2023 } from "../helpers/gvisor.js";
 import { pointE2bClient, startTestPlatform, TEST_DATA_DIR, type TestPlatform } from "../helpers/platform.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
