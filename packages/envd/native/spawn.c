@@ -16,6 +16,7 @@
 //   Calls back (on the loop) at each SIGCHLD, so the caller reaps its children. A libuv signal
 //   watcher of its own, unreferenced: it never holds the loop open, and it does not depend on
 //   a `process` object (test runners give code a copy on which signal listeners never fire).
+//   It ends with its Node-API environment.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -311,19 +312,21 @@ static napi_value reap_js(napi_env env, napi_callback_info info) {
   return out;
 }
 
+// One SIGCHLD watcher per Node-API environment (a worker, or a test runner's context, has its
+// own): kept as the environment's instance data, stopped and closed when the environment goes,
+// so no signal ever calls into an environment that is gone.
 struct child_watch {
-  uv_signal_t signal;
+  uv_signal_t signal;  // first: its address is the struct's (see finalize_watch)
   napi_env env;
   napi_ref callback;
   napi_async_context async;
 };
-static struct child_watch* watch;
 
 static void on_sigchld(uv_signal_t* handle, int signum) {
   (void)signum;
   struct child_watch* w = handle->data;
   napi_handle_scope scope;
-  napi_open_handle_scope(w->env, &scope);
+  if (napi_open_handle_scope(w->env, &scope) != napi_ok) return;
   napi_value cb, recv, result;
   napi_get_reference_value(w->env, w->callback, &cb);
   napi_get_global(w->env, &recv);
@@ -338,6 +341,17 @@ static void on_sigchld(uv_signal_t* handle, int signum) {
   napi_close_handle_scope(w->env, scope);
 }
 
+// The environment is going (its references and async context go with it): the watcher stops
+// and its handle closes. Node unloads this library before the loop finishes the close, so the
+// close callback is libc's free (the handle is the struct's first member), not code of ours.
+static void finalize_watch(napi_env env, void* data, void* hint) {
+  (void)env;
+  (void)hint;
+  struct child_watch* w = data;
+  uv_signal_stop(&w->signal);
+  uv_close((uv_handle_t*)&w->signal, (uv_close_cb)(void (*)(void))free);
+}
+
 static napi_value on_child_ended_js(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value args[1];
@@ -345,28 +359,29 @@ static napi_value on_child_ended_js(napi_env env, napi_callback_info info) {
   napi_valuetype type = napi_undefined;
   if (argc < 1 || napi_typeof(env, args[0], &type) != napi_ok || type != napi_function)
     return throw_type(env, "onChildEnded(callback)");
-  if (watch) {
-    // one watcher per process: a later caller takes it over
-    napi_delete_reference(watch->env, watch->callback);
-    napi_async_destroy(watch->env, watch->async);
-  } else {
-    uv_loop_t* loop = NULL;
-    watch = calloc(1, sizeof *watch);
-    if (!watch || napi_get_uv_event_loop(env, &loop) != napi_ok || uv_signal_init(loop, &watch->signal) != 0) {
-      free(watch);
-      watch = NULL;
-      napi_throw_error(env, NULL, "cannot watch SIGCHLD");
-      return NULL;
-    }
-    watch->signal.data = watch;
-    uv_signal_start(&watch->signal, on_sigchld, SIGCHLD);
-    uv_unref((uv_handle_t*)&watch->signal);
+  struct child_watch* w = NULL;
+  if (napi_get_instance_data(env, (void**)&w) == napi_ok && w) {
+    // a later caller in the same environment takes the watcher over
+    napi_delete_reference(env, w->callback);
+    napi_create_reference(env, args[0], 1, &w->callback);
+    return NULL;
   }
-  watch->env = env;
+  uv_loop_t* loop = NULL;
+  w = calloc(1, sizeof *w);
+  if (!w || napi_get_uv_event_loop(env, &loop) != napi_ok || uv_signal_init(loop, &w->signal) != 0) {
+    free(w);
+    napi_throw_error(env, NULL, "cannot watch SIGCHLD");
+    return NULL;
+  }
+  w->env = env;
+  w->signal.data = w;
   napi_value name;
   napi_create_string_utf8(env, "envd.sigchld", NAPI_AUTO_LENGTH, &name);
-  napi_async_init(env, NULL, name, &watch->async);
-  napi_create_reference(env, args[0], 1, &watch->callback);
+  napi_async_init(env, NULL, name, &w->async);
+  napi_create_reference(env, args[0], 1, &w->callback);
+  napi_set_instance_data(env, w, finalize_watch, NULL);
+  uv_signal_start(&w->signal, on_sigchld, SIGCHLD);
+  uv_unref((uv_handle_t*)&w->signal);
   return NULL;
 }
 

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -75,6 +76,31 @@ describe("spawnChild (envd's vfork-style process creation)", () => {
     expect(ends.every(([code]) => code === 0)).toBe(true);
     // reaped, not zombies
     expect(children.filter((c) => existsSync(`/proc/${c.pid}`))).toEqual([]);
+  });
+
+  test("lets go of SIGCHLD with its environment: a worker that used it ends, the process goes on", () => {
+    // in a process of its own: the failure this guards against is a crash (the watcher's close
+    // callback was code of the addon, which Node unloads with the worker)
+    const addon = path.resolve(__dirname, "../native/build/Release/envd_spawn.node");
+    const script = `
+      const { Worker } = require("node:worker_threads");
+      const { spawnSync } = require("node:child_process");
+      const w = new Worker(${JSON.stringify(`
+        const a = require(${JSON.stringify(addon)});
+        a.onChildEnded(() => {});
+        const [pid] = a.spawn("/bin/true", ["true"], [], "", -1, -1, false);
+        setTimeout(() => { a.reap(pid); process.exit(0); }, 100);
+      `)}, { eval: true });
+      w.on("exit", () => {
+        for (let i = 0; i < 5; i++) spawnSync("/bin/true");
+        setTimeout(() => console.log("alive"), 100);
+      });`;
+    const r = spawnSync(process.execPath, ["-e", script], { encoding: "utf8" });
+    expect({ status: r.status, signal: r.signal, stdout: r.stdout }).toEqual({
+      status: 0,
+      signal: null,
+      stdout: "alive\n",
+    });
   });
 
   test("throws Node-style errors when the program cannot start", () => {
