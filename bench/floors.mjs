@@ -151,13 +151,14 @@ export async function floors(scratch, baseRootfs) {
           let t = performance.now();
           await run("runsc", [...g, "checkpoint", "--image-path", image, id]);
           ckpt.push(performance.now() - t);
-          await run("runsc", [...g, "delete", id]);
+          // --force: runsc 2024 still says `running` for about a second after its checkpoint
+          await run("runsc", [...g, "delete", "--force", id]);
           t = performance.now();
           await run("runsc", [...g, "restore", "--image-path", image, "--bundle", bundle, "-detach", id]);
           restore.push(performance.now() - t);
         }
       } finally {
-        spawnSync("runsc", [...g, "delete", "-force", id]);
+        spawnSync("runsc", [...g, "delete", "--force", id]);
         rmSync(image, { recursive: true, force: true });
       }
       F.bareRunscCheckpoint = stats(ckpt);
