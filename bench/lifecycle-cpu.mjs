@@ -131,7 +131,6 @@ function sampler(dataDir) {
   };
   tick();
   const start = { sandboxes: new Map(sandboxes) };
-  for (const role of Object.keys(outsideByRole)) outsideByRole[role] = 0;
   const timer = setInterval(tick, SAMPLE_MS);
   return {
     stop() {

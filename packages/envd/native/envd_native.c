@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "errno-names.h"
+
 #define CHECK(env, call)                                   \
   do {                                                     \
     if ((call) != napi_ok) {                               \
@@ -31,30 +33,6 @@ static void throw_last_napi_error(napi_env env) {
   const napi_extended_error_info* info = NULL;
   napi_get_last_error_info(env, &info);
   napi_throw_error(env, NULL, info && info->error_message ? info->error_message : "Node-API call failed");
-}
-
-static const char* errno_code(int err) {
-  switch (err) {
-    case ENOENT: return "ENOENT";
-    case EACCES: return "EACCES";
-    case EPERM: return "EPERM";
-    case ENOTDIR: return "ENOTDIR";
-    case ENAMETOOLONG: return "ENAMETOOLONG";
-    case ELOOP: return "ELOOP";
-    case ENOSPC: return "ENOSPC";
-    case EDQUOT: return "EDQUOT";
-    case ENOTSUP: return "ENOTSUP";
-    case ERANGE: return "ERANGE";
-    case E2BIG: return "E2BIG";
-    case EROFS: return "EROFS";
-    case EINVAL: return "EINVAL";
-    case EBADF: return "EBADF";
-    case EMFILE: return "EMFILE";
-    case ENFILE: return "ENFILE";
-    case ENOMEM: return "ENOMEM";
-    case ENODATA: return "ENODATA";
-    default: return "EIO";
-  }
 }
 
 // Throws an Error whose `code` is the errno name, like Node's own fs errors.

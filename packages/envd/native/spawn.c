@@ -33,6 +33,8 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "errno-names.h"
+
 #define CHILD_STACK_BYTES (256 * 1024)
 
 // Everything the child needs, prepared by the parent: the child must not allocate.
@@ -96,34 +98,12 @@ fail:
   _exit(127);
 }
 
-static const char* errno_name(int err) {
-  switch (err) {
-    case ENOENT: return "ENOENT";
-    case EACCES: return "EACCES";
-    case EPERM: return "EPERM";
-    case ENOTDIR: return "ENOTDIR";
-    case ENOEXEC: return "ENOEXEC";
-    case E2BIG: return "E2BIG";
-    case EAGAIN: return "EAGAIN";
-    case ENOMEM: return "ENOMEM";
-    case EMFILE: return "EMFILE";
-    case ENFILE: return "ENFILE";
-    case ETXTBSY: return "ETXTBSY";
-    case ELOOP: return "ELOOP";
-    case ENAMETOOLONG: return "ENAMETOOLONG";
-    case EINVAL: return "EINVAL";
-    case EISDIR: return "EISDIR";
-    case ELIBBAD: return "ELIBBAD";
-    default: return "EIO";
-  }
-}
-
 static napi_value throw_errno(napi_env env, int err, const char* syscall, const char* file) {
   char message[512];
-  snprintf(message, sizeof message, "%s %s %s: %s", syscall, errno_name(err), file ? file : "", strerror(err));
+  snprintf(message, sizeof message, "%s %s %s: %s", syscall, errno_code(err), file ? file : "", strerror(err));
   napi_value msg, code, error, sys, errnum;
   napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &msg);
-  napi_create_string_utf8(env, errno_name(err), NAPI_AUTO_LENGTH, &code);
+  napi_create_string_utf8(env, errno_code(err), NAPI_AUTO_LENGTH, &code);
   napi_create_error(env, code, msg, &error);
   napi_create_string_utf8(env, syscall, NAPI_AUTO_LENGTH, &sys);
   napi_set_named_property(env, error, "syscall", sys);

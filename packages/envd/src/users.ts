@@ -1,5 +1,4 @@
 import { readFileSync, statSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 
 /** A local account as read from /etc/passwd and /etc/group. */
 export interface User {
@@ -100,40 +99,49 @@ export function hasSupplementaryGroups(user: User): boolean {
     .some((f) => Number(f[2]) !== user.gid && (f[3] ?? "").split(",").includes(user.name));
 }
 
-/** Names for numeric ids, for `owner` and `group` of entries. Cached briefly per call site. */
-export class IdNames {
-  private users = new Map<number, string>();
-  private groups = new Map<number, string>();
-  private loaded: Promise<void> | undefined;
+/** id → name over an account file's rows (a later row of the same id wins). */
+function namesById(rows: string[][]): Map<number, string> {
+  const names = new Map<number, string>();
+  for (const f of rows) if (f[0] && f[2]) names.set(Number(f[2]), f[0]);
+  return names;
+}
 
-  private load(): Promise<void> {
-    this.loaded ??= (async () => {
-      const [passwd, group] = await Promise.all([
-        readFile("/etc/passwd", "utf8").catch(() => ""),
-        readFile("/etc/group", "utf8").catch(() => ""),
-      ]);
-      for (const f of parseColonFile(passwd)) if (f[0] && f[2]) this.users.set(Number(f[2]), f[0]);
-      for (const f of parseColonFile(group)) if (f[0] && f[2]) this.groups.set(Number(f[2]), f[0]);
-    })();
-    return this.loaded;
+/**
+ * Names for numeric ids, for `owner` and `group` of entries: from the same cached account files
+ * as the look-ups above, so an account added later is named, and rebuilt only when a file changed.
+ */
+export class IdNames {
+  private users = { rows: undefined as string[][] | undefined, names: new Map<number, string>() };
+  private groups = { rows: undefined as string[][] | undefined, names: new Map<number, string>() };
+
+  private current(): { users: Map<number, string>; groups: Map<number, string> } {
+    for (const [cache, file] of [
+      [this.users, passwdFile],
+      [this.groups, groupFile],
+    ] as const) {
+      const rows = file.read();
+      if (rows !== cache.rows) {
+        cache.rows = rows;
+        cache.names = namesById(rows);
+      }
+    }
+    return { users: this.users.names, groups: this.groups.names };
   }
 
-  /** Synchronous look-ups once the account files are read: for listings of many entries. */
+  /** Synchronous look-ups over the account files as they are now: for listings of many entries. */
   async lookups(): Promise<{ user(uid: number): string; group(gid: number): string }> {
-    await this.load();
+    const { users, groups } = this.current();
     return {
-      user: (uid) => this.users.get(uid) ?? String(uid),
-      group: (gid) => this.groups.get(gid) ?? String(gid),
+      user: (uid) => users.get(uid) ?? String(uid),
+      group: (gid) => groups.get(gid) ?? String(gid),
     };
   }
 
   async user(uid: number): Promise<string> {
-    await this.load();
-    return this.users.get(uid) ?? String(uid);
+    return this.current().users.get(uid) ?? String(uid);
   }
 
   async group(gid: number): Promise<string> {
-    await this.load();
-    return this.groups.get(gid) ?? String(gid);
+    return this.current().groups.get(gid) ?? String(gid);
   }
 }

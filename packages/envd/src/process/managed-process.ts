@@ -1,10 +1,10 @@
-import os from "node:os";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { IPty } from "node-pty";
 import { errnoOf } from "../errors.js";
 import type { User } from "../users.js";
 import type { PipedChild } from "./native-spawn.js";
 import { OutputLog } from "./output-log.js";
+import { signalName } from "./signal-names.js";
 
 /** A subscriber holding this many unsent bytes pauses the process's output (backpressure). */
 const PAUSE_BYTES = 1 << 20;
@@ -85,11 +85,6 @@ function signalEnd(signal: string): ProcessEnd {
 function exitEnd(exitCode: number): ProcessEnd {
   const status = `exit status ${exitCode}`;
   return { type: "end", exitCode, exited: true, status, error: exitCode === 0 ? undefined : status };
-}
-
-function signalName(signo: number): string {
-  const entry = Object.entries(os.constants.signals).find(([, n]) => n === signo);
-  return entry ? entry[0] : `signal ${signo}`;
 }
 
 function isRunning(pid: number): boolean {

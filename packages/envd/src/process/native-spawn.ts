@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import net from "node:net";
-import os from "node:os";
 import { loadAddon } from "../native/addon.js";
+import { signalName } from "./signal-names.js";
 
 /** The raw surface of `native/spawn.c`. */
 interface SpawnAddon {
@@ -45,8 +45,6 @@ export interface PipedChild extends EventEmitter {
   once(event: "exit", listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
 }
 
-const SIGNAL_NAMES = new Map(Object.entries(os.constants.signals).map(([name, n]) => [n, name]));
-
 class Child extends EventEmitter implements PipedChild {
   constructor(
     readonly pid: number,
@@ -80,11 +78,7 @@ function reapEnded(): void {
     if (!ended) continue;
     running.delete(pid);
     const [code, signo] = ended;
-    child.emit(
-      "exit",
-      code >= 0 ? code : null,
-      signo >= 0 ? ((SIGNAL_NAMES.get(signo) ?? `SIG${signo}`) as NodeJS.Signals) : null,
-    );
+    child.emit("exit", code >= 0 ? code : null, signo >= 0 ? (signalName(signo) as NodeJS.Signals) : null);
   }
 }
 
