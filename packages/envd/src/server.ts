@@ -78,7 +78,12 @@ export class EnvdServer {
     this.sockets.add(socket);
     socket.once("close", () => this.sockets.delete(socket));
     socket.setNoDelay(true);
+    // Until the first bytes tell which server takes it, nobody else listens for its errors: a
+    // client that resets the connection first (a port probe) must not end envd.
+    const early = () => socket.destroy();
+    socket.on("error", early);
     socket.once("data", (chunk: Buffer) => {
+      socket.off("error", early);
       socket.pause();
       socket.unshift(chunk);
       const n = Math.min(chunk.length, H2_PREFACE.length);

@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
+import { once } from "node:events";
 import {
   chmodSync,
   existsSync,
@@ -11,6 +12,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import http2 from "node:http2";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
@@ -78,6 +80,17 @@ describe("health, routing and the access token", () => {
   test("GET /health answers 204 without a token", async () => {
     const res = await call("/health", { token: null });
     expect(res.status).toBe(204);
+  });
+
+  test("a connection reset before its first byte (a port probe) leaves envd serving", async () => {
+    for (let i = 0; i < 3; i++) {
+      const socket = net.connect({ host: "127.0.0.1", port: envd.port });
+      await once(socket, "connect");
+      socket.resetAndDestroy();
+      await once(socket, "close");
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await call("/health", { token: null })).status).toBe(204);
   });
 
   test("unknown routes are 404 JSON, a known path with another method 405", async () => {
