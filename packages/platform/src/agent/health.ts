@@ -23,15 +23,17 @@ function healthy(address: string, onError: (message: string) => void): Promise<b
 }
 
 /**
- * One connection attempt to envd's port, closed from this side at once (it leaves nothing
- * behind in the sandbox): `accepted`, or why not (the errno code, e.g. ECONNREFUSED).
+ * One connection attempt to envd's port, reset from this side at once: an RST leaves nothing
+ * behind in the sandbox's network stack, where a FIN would leave its end closing, which gVisor
+ * counts as a connection a checkpoint cannot save. `accepted`, or why not (the errno code,
+ * e.g. ECONNREFUSED).
  */
 function connectOnce(address: string): Promise<"accepted" | string> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: address, port: ENVD_PORT });
     socket.setTimeout(1000, () => socket.destroy(new Error("timeout")));
     socket.once("connect", () => {
-      socket.destroy();
+      socket.resetAndDestroy();
       resolve("accepted");
     });
     socket.once("error", (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
