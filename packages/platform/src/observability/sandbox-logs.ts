@@ -10,8 +10,20 @@ export interface SandboxLogEntry {
   level: LogLevel;
   message: string;
   fields: Record<string, string>;
-  /** The entry as one line of text (the legacy API's `logs[].line`). */
-  line: string;
+}
+
+/**
+ * The entry as the legacy API's `logs[].line`: always a JSON object with a string `level` and
+ * `logger`, as E2B's lines are. The `e2b` CLI parses each line and reads both (it crashed on a
+ * line without a level).
+ */
+export function legacyLine(entry: SandboxLogEntry): string {
+  return JSON.stringify({
+    ...entry.fields,
+    level: entry.level,
+    logger: entry.fields.source ?? "platform",
+    message: entry.message,
+  });
 }
 
 export interface SandboxLogQuery {
@@ -101,10 +113,9 @@ export function parseConsole(text: string, startedAt: string): SandboxLogEntry[]
         level: asLevel(level),
         message: msg as string,
         fields: stringFields(rest, { source: "envd" }),
-        line,
       });
     } else {
-      entries.push({ timestamp, level: "info", message: line, fields: { source: "console" }, line });
+      entries.push({ timestamp, level: "info", message: line, fields: { source: "console" } });
     }
   }
   return entries;
@@ -127,7 +138,6 @@ export async function readSandboxLogs(
     level: "info",
     message: e.type.replaceAll(".", " ").replaceAll("_", " "),
     fields: stringFields(e.data, { source: "platform", event: e.type }),
-    line: JSON.stringify({ t: e.at, event: e.type, ...e.data }),
   }));
   entries.push(...parseConsole(await readTail(sources.consoleLog, CONSOLE_TAIL_BYTES), sandbox.startedAt));
 

@@ -1,5 +1,5 @@
 import type { Sandbox } from "../../model/sandbox.js";
-import { readSandboxLogs, type SandboxLogQuery } from "../../observability/sandbox-logs.js";
+import { legacyLine, readSandboxLogs, type SandboxLogQuery } from "../../observability/sandbox-logs.js";
 import type { Store } from "../../store/index.js";
 import type { HandlersFor } from "../handler.js";
 import { ownedSandbox } from "./access.js";
@@ -33,8 +33,8 @@ export function sandboxLogsRoutes(
       return {
         status: 200,
         body: {
-          logs: entries.map((e) => ({ timestamp: e.timestamp, line: e.line })),
-          logEntries: entries.map(({ line: _line, ...entry }) => entry),
+          logs: entries.map((e) => ({ timestamp: e.timestamp, line: legacyLine(e) })),
+          logEntries: entries,
         },
       };
     },
@@ -50,7 +50,7 @@ export function sandboxLogsRoutes(
         minLevel: r.params.level,
         search: r.params.search,
       });
-      return { status: 200, body: { logs: entries.map(({ line: _line, ...entry }) => entry) } };
+      return { status: 200, body: { logs: entries } };
     },
   };
 }
