@@ -17,7 +17,11 @@ export interface Downstream {
 }
 
 export class H1Downstream implements Downstream {
-  constructor(private readonly res: http.ServerResponse) {}
+  /** `extra`: raw header pairs every answer gets (envd's CORS headers: cors.ts). */
+  constructor(
+    private readonly res: http.ServerResponse,
+    private readonly extra: string[] = [],
+  ) {}
 
   get gone(): boolean {
     return this.res.destroyed;
@@ -26,7 +30,10 @@ export class H1Downstream implements Downstream {
   head(upstream: http.IncomingMessage): Writable | null {
     const res = this.res;
     const status = upstream.statusCode ?? 502;
-    res.writeHead(status, upstream.statusMessage, downstreamRawHeaders(upstream.rawHeaders));
+    res.writeHead(status, upstream.statusMessage, [
+      ...downstreamRawHeaders(upstream.rawHeaders),
+      ...this.extra,
+    ]);
     // A body of unknown length may be a stream: show the head now, not with the first message.
     if (upstream.headers["content-length"] === undefined && status !== 204 && status !== 304)
       res.flushHeaders();
@@ -46,10 +53,13 @@ export class H1Downstream implements Downstream {
     const res = this.res;
     if (res.headersSent) return void res.destroy();
     const body = JSON.stringify(error.body);
-    res.writeHead(error.status, {
-      "Content-Type": "application/json",
-      "Content-Length": Buffer.byteLength(body),
-    });
+    res.writeHead(error.status, [
+      "Content-Type",
+      "application/json",
+      "Content-Length",
+      String(Buffer.byteLength(body)),
+      ...this.extra,
+    ]);
     res.end(body);
   }
 
@@ -63,7 +73,17 @@ export class H1Downstream implements Downstream {
 }
 
 export class H2Downstream implements Downstream {
-  constructor(private readonly stream: http2.ServerHttp2Stream) {}
+  /** `extra`: raw header pairs every answer gets (envd's CORS headers: cors.ts). */
+  constructor(
+    private readonly stream: http2.ServerHttp2Stream,
+    private readonly extra: string[] = [],
+  ) {}
+
+  private withExtra<T extends http2.OutgoingHttpHeaders>(headers: T): T {
+    for (let i = 0; i < this.extra.length; i += 2)
+      (headers as http2.OutgoingHttpHeaders)[(this.extra[i] as string).toLowerCase()] = this.extra[i + 1];
+    return headers;
+  }
 
   get gone(): boolean {
     return this.stream.destroyed;
@@ -72,7 +92,10 @@ export class H2Downstream implements Downstream {
   head(upstream: http.IncomingMessage): Writable | null {
     const stream = this.stream;
     const withTrailers = upstream.headers.trailer !== undefined;
-    stream.respond(downstreamH2Headers(upstream), withTrailers ? { waitForTrailers: true } : undefined);
+    stream.respond(
+      this.withExtra(downstreamH2Headers(upstream)),
+      withTrailers ? { waitForTrailers: true } : undefined,
+    );
     if (withTrailers) stream.once("wantTrailers", () => stream.sendTrailers(upstream.trailers));
     // HEAD, 204 and 304 end the stream with the head.
     return stream.writableEnded ? null : stream;
@@ -85,11 +108,13 @@ export class H2Downstream implements Downstream {
       return;
     }
     const body = JSON.stringify(error.body);
-    stream.respond({
-      ":status": error.status,
-      "content-type": "application/json",
-      "content-length": Buffer.byteLength(body),
-    });
+    stream.respond(
+      this.withExtra({
+        ":status": error.status,
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(body),
+      }),
+    );
     stream.end(body);
     stream.resume(); // discard an unread request body so the client is not held by flow control
   }

@@ -6,6 +6,7 @@
 import type http from "node:http";
 import type http2 from "node:http2";
 import type net from "node:net";
+import { corsHeadersFor, isEnvdPreflight, preflightAnswer } from "./cors.js";
 import { H1Downstream, H2Downstream } from "./downstream.js";
 import type { ExchangeContext } from "./exchanges.js";
 import { forward } from "./forward.js";
@@ -24,17 +25,23 @@ export interface RequestContext extends ExchangeContext {
 
 const ignore = (): void => {};
 
+const lowerKeys = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+
 export async function onRequest(
   ctx: RequestContext,
   req: http.IncomingMessage,
   res: http.ServerResponse,
 ): Promise<void> {
   ctx.metrics.requests++;
-  const down = new H1Downstream(res);
   const headers = req.headers;
-  const target =
-    parseTarget(headers["e2b-sandbox-id"], headers["e2b-sandbox-port"], headers.host) ??
-    (await ctx.locator.signedTarget(req.method ?? "GET", req.url ?? "/"));
+  const routed = parseTarget(headers["e2b-sandbox-id"], headers["e2b-sandbox-port"], headers.host);
+  if (isEnvdPreflight(req.method ?? "GET", headers, routed)) {
+    res.writeHead(204, preflightAnswer(headers));
+    return void res.end();
+  }
+  const target = routed ?? (await ctx.locator.signedTarget(req.method ?? "GET", req.url ?? "/"));
+  const down = new H1Downstream(res, corsHeadersFor(target, headers.origin));
   if (!target) return ctx.replyWith(down, ctx.noRouteReply);
   const to = await ctx.locator.locate(target, headers[TRAFFIC_TOKEN_HEADER]);
   if (!isUpstream(to)) return ctx.replyWith(down, to);
@@ -58,8 +65,18 @@ export async function onStream(
 ): Promise<void> {
   ctx.metrics.requests++;
   stream.on("error", ignore); // resets surface as "close"; nothing else to do with them
-  const down = new H2Downstream(stream);
   const method = headers[":method"] ?? "GET";
+  const routed = parseTarget(
+    headers["e2b-sandbox-id"],
+    headers["e2b-sandbox-port"],
+    headers[":authority"] ?? headers.host,
+  );
+  if (isEnvdPreflight(method, headers, routed)) {
+    stream.respond({ ":status": 204, ...lowerKeys(preflightAnswer(headers)) });
+    return void stream.end();
+  }
+  const target = routed ?? (await ctx.locator.signedTarget(method, headers[":path"] ?? "/"));
+  const down = new H2Downstream(stream, corsHeadersFor(target, headers.origin));
   if (method === "CONNECT") {
     return ctx.replyWith(down, {
       status: 405,
@@ -67,12 +84,6 @@ export async function onStream(
       body: { code: 405, message: "CONNECT is not supported by the sandbox proxy" },
     });
   }
-  const target =
-    parseTarget(
-      headers["e2b-sandbox-id"],
-      headers["e2b-sandbox-port"],
-      headers[":authority"] ?? headers.host,
-    ) ?? (await ctx.locator.signedTarget(method, headers[":path"] ?? "/"));
   if (!target) return ctx.replyWith(down, ctx.noRouteReply);
   const to = await ctx.locator.locate(target, headers[TRAFFIC_TOKEN_HEADER]);
   if (!isUpstream(to)) return ctx.replyWith(down, to);

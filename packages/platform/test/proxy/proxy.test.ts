@@ -167,6 +167,8 @@ describe("sandbox proxy", () => {
     for (const id of ["sbx1", "sbx2", "cutme", "h2cut", "tunnel"])
       locations.set(id, { state: "running", address: "127.0.0.1" });
     locations.set("frozen", { state: "paused", autoResume: false });
+    // envd's port, relayed to the test's upstream (what a cluster's node proxy gets)
+    locations.set("envdcors", { state: "running", address: "127.0.0.1", relayPort: P });
     proxy = createProxyServer({
       resolver,
       domain: "localhost",
@@ -245,6 +247,59 @@ describe("sandbox proxy", () => {
       const body = json(reply);
       expect(body.code).toBe(400);
       expect(body.message).toMatch(/E2b-Sandbox-Id/);
+    });
+  });
+
+  describe("CORS for envd", () => {
+    const origin = "http://127.0.0.1:3000";
+
+    test("answers envd's preflight itself, by host or by E2b-Sandbox-Id, without waking a paused sandbox", async () => {
+      const before = resumeCalls;
+      for (const headers of [
+        {
+          host: `${ENVD_PORT}-frozen.localhost`,
+          "access-control-request-headers": "x-access-token,content-type",
+        },
+        {
+          host: "anything",
+          "access-control-request-headers": "e2b-sandbox-id,e2b-sandbox-port,x-access-token",
+        },
+      ]) {
+        const reply = await request(proxyPort, {
+          method: "OPTIONS",
+          path: "/process.Process/Start",
+          headers: { ...headers, origin, "access-control-request-method": "POST" },
+        });
+        expect(reply.status).toBe(204);
+        expect(reply.headers).toMatchObject({
+          "access-control-allow-origin": "*",
+          "access-control-allow-headers": headers["access-control-request-headers"],
+          "access-control-allow-methods": expect.stringContaining("POST"),
+        });
+      }
+      expect(resumeCalls).toBe(before);
+    });
+
+    test("lets pages read envd's answers and errors, and no other port's", async () => {
+      const envd = await request(proxyPort, { headers: { host: `${ENVD_PORT}-envdcors.localhost`, origin } });
+      expect(envd.status).toBe(200);
+      expect(envd.headers["access-control-allow-origin"]).toBe("*");
+      expect(envd.headers["access-control-expose-headers"]).toBe("*");
+      const gone = await request(proxyPort, { headers: { host: `${ENVD_PORT}-unknown.localhost`, origin } });
+      expect(gone.status).toBe(502);
+      expect(gone.headers["access-control-allow-origin"]).toBe("*");
+      const app = await request(proxyPort, { headers: { host: `${P}-sbx1.localhost`, origin } });
+      expect(app.status).toBe(200);
+      expect(app.headers["access-control-allow-origin"]).toBeUndefined();
+      const appPreflight = await request(proxyPort, {
+        method: "OPTIONS",
+        headers: { host: `${P}-sbx1.localhost`, origin, "access-control-request-method": "POST" },
+      });
+      // a user's port answers its own preflights
+      expect(JSON.parse(appPreflight.body.toString()).method).toBe("OPTIONS");
+      // no Origin, no CORS headers
+      const plain = await request(proxyPort, { headers: { host: `${ENVD_PORT}-envdcors.localhost` } });
+      expect(plain.headers["access-control-allow-origin"]).toBeUndefined();
     });
   });
 
