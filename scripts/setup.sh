@@ -8,9 +8,10 @@ PNPM_VERSION=$(node -p 'require("./package.json").packageManager.split("@")[1]')
 
 # Debian packages: the two sandbox runtimes, networking tools, the base-image builder,
 # OCI image tools for template imports and registry pulls, PostgreSQL for the store tests, tmux
-# for CLI tests, a registry and htpasswd for the registry template tests.
+# for CLI tests, a registry and htpasswd for the registry template tests, Chromium for the web
+# console's browser tests (driven by playwright-core, which downloads no browser of its own).
 DEBS=(runc runsc tini iproute2 nftables e2fsprogs debootstrap skopeo umoci postgresql tmux openssl
-  docker-registry apache2-utils)
+  docker-registry apache2-utils chromium)
 missing=()
 for pkg in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -19,6 +19,7 @@ import {
   startProxyRole,
 } from "@x/platform";
 import { cleanupCommandFor } from "./cleanup.js";
+import { consoleDistDir } from "./envd-dir.js";
 import { type Io, processIo } from "./output/io.js";
 import { table } from "./output/table.js";
 import { serveConfig } from "./serve.js";
@@ -49,6 +50,9 @@ const API_HELP = `x api: the cluster's platform API (stateless: run any number b
   --database-url URL  the cluster's PostgreSQL (X_DATABASE_URL, required)
   --node-timeout S    a node silent this long is marked down and its sandboxes lost
                       (X_NODE_TIMEOUT, default ${DEFAULT_NODE_TIMEOUT_MS / 1000})
+  --domain NAME       the sandboxes' domain, as 'x proxy' has it, for the web console at
+                      /console/ (X_DOMAIN, default ${DEFAULTS.domain})
+  --proxy-port N      the port browsers reach 'x proxy' on (X_PROXY_PORT, default ${DEFAULTS.proxyPort})
   --log-level L       debug, info, warn, error or silent (X_LOG_LEVEL, default info)
 `;
 
@@ -123,8 +127,17 @@ async function runUntilStopped(
 }
 
 export async function api(argv: string[], io: Io = processIo): Promise<number> {
-  const o = roleOptions(argv, DEFAULTS.apiPort, { "node-timeout": { type: "string" } });
+  const o = roleOptions(argv, DEFAULTS.apiPort, {
+    "node-timeout": { type: "string" },
+    domain: { type: "string" },
+    "proxy-port": { type: "string" },
+  });
   if (o.help) return (io.out(API_HELP), 0);
+  const domain = (o.values.domain as string | undefined) ?? process.env.X_DOMAIN ?? DEFAULTS.domain;
+  const proxyPortText = (o.values["proxy-port"] as string | undefined) ?? process.env.X_PROXY_PORT;
+  const proxyPort = proxyPortText === undefined ? DEFAULTS.proxyPort : Number(proxyPortText);
+  if (!Number.isInteger(proxyPort) || proxyPort < 1 || proxyPort > 65535)
+    throw new Error(`--proxy-port must be a port number, got ${proxyPortText}`);
   const timeout = (o.values["node-timeout"] as string | undefined) ?? process.env.X_NODE_TIMEOUT;
   if (timeout !== undefined && !(Number(timeout) > 0))
     throw new Error(`--node-timeout must be a number of seconds, got ${timeout}`);
@@ -134,6 +147,7 @@ export async function api(argv: string[], io: Io = processIo): Promise<number> {
       host: o.host,
       port: o.port,
       ...(timeout !== undefined ? { nodeTimeoutMs: Number(timeout) * 1000 } : {}),
+      console: { distDir: consoleDistDir(), domain, proxyPort },
     },
     o.log,
   );

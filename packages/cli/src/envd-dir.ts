@@ -6,3 +6,9 @@ export function envdBundleDir(): string {
   const require = createRequire(import.meta.url);
   return path.join(path.dirname(require.resolve("@x/envd/package.json")), "dist", "bundle");
 }
+
+/** Where the web console was built (`@x/console`'s `dist/`), served by the platform under `/console/`. */
+export function consoleDistDir(): string {
+  const require = createRequire(import.meta.url);
+  return path.join(path.dirname(require.resolve("@x/console/package.json")), "dist");
+}

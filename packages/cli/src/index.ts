@@ -2,6 +2,7 @@ import { sandbox } from "./commands/sandbox.js";
 import { snapshot } from "./commands/snapshot.js";
 import { template } from "./commands/template.js";
 import { volume } from "./commands/volume.js";
+import { webhook } from "./commands/webhook.js";
 import { CliError, explain } from "./connection.js";
 import { type Io, processIo } from "./output/io.js";
 
@@ -13,6 +14,7 @@ const USAGE = `usage: x <command> [options]
 run the platform:
   serve     run the platform in this process (x serve --help)
   keys      create, list and revoke API keys (x keys --help)
+  team      teams, their limits and first keys (x team --help)
   cleanup   remove what a platform killed without stopping left (x cleanup --help)
 
 run a cluster (one PostgreSQL catalog; see deploy/README.md):
@@ -25,6 +27,7 @@ use it (over HTTP, like any client; X_API_URL, X_PROXY_URL and X_API_KEY say whe
   template  build templates from a Dockerfile-like file; list, get, tag and delete them
   snapshot  snapshot sandboxes and list the snapshots
   volume    persistent volumes: create, list, delete; list, read and write their files
+  webhook   sandbox lifecycle webhooks: create, list, delete; their delivery log
 
 'x COMMAND --help' for each.
 `;
@@ -38,6 +41,9 @@ async function dispatch(command: string | undefined, rest: string[], io: Io): Pr
       return (await import("./cleanup.js")).cleanup(rest, io);
     case "keys":
       return (await import("./keys.js")).keys(rest, io);
+    case "team":
+    case "teams":
+      return (await import("./teams.js")).team(rest, io);
     case "node":
       return (await import("./cluster.js")).node(rest, io);
     case "api":
@@ -56,6 +62,9 @@ async function dispatch(command: string | undefined, rest: string[], io: Io): Pr
     case "volume":
     case "volumes":
       return volume(rest, io);
+    case "webhook":
+    case "webhooks":
+      return webhook(rest, io);
     case undefined:
     case "help":
     case "--help":
@@ -78,7 +87,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       io.err(`${err.message}\n`);
       return err.exitCode;
     }
-    if (command === "sandbox" || command === "template" || command === "snapshot" || command === "volume") {
+    if (["sandbox", "template", "snapshot", "volume", "webhook"].includes(command ?? "")) {
       io.err(`x ${command}: ${explain(err)}\n`);
       return 1;
     }

@@ -1,15 +1,16 @@
 import { parseArgs } from "node:util";
-import { openStore, presentKey, type Store } from "@x/platform";
+import { openStore, presentKey, type Store, SYSTEM_NAMESPACE } from "@x/platform";
 import { type Io, processIo } from "./output/io.js";
 import { table } from "./output/table.js";
 import { STORE_HELP, STORE_OPTIONS, storeLocation } from "./store-location.js";
 
-const HELP = `x keys: manage the API keys of the platform's team, directly in its store
+const HELP = `x keys: manage a team's API keys, directly in the platform's store
 
   x keys create NAME   make a key; it is printed this once and never again
   x keys list          the team's keys (masked)
   x keys revoke ID     revoke a key at once (ID as 'list' shows it)
 
+  --team TEAM         the team (ID, namespace or name; default: the first team)
 ${STORE_HELP}  --json              machine-readable output
 `;
 
@@ -21,8 +22,14 @@ async function run(
   args: string[],
   json: boolean,
   io: KeysIo,
+  teamRef: string | undefined,
 ): Promise<number> {
-  const team = await store.teams.defaultTeam();
+  const found = teamRef === undefined ? await store.teams.defaultTeam() : await store.teams.findTeam(teamRef);
+  if (!found || found.namespace === SYSTEM_NAMESPACE) {
+    io.err(`x keys: no team '${teamRef}' ('x team list' shows them)\n`);
+    return 1;
+  }
+  const team = found;
   const print = (value: unknown, text: string) => io.out(json ? `${JSON.stringify(value, null, 2)}\n` : text);
   switch (command) {
     case "create": {
@@ -72,6 +79,7 @@ export async function keys(argv: string[], io: KeysIo = processIo): Promise<numb
     args: argv,
     options: {
       ...STORE_OPTIONS,
+      team: { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -85,7 +93,7 @@ export async function keys(argv: string[], io: KeysIo = processIo): Promise<numb
   }
   const store = await openStore(storeLocation(values));
   try {
-    return await run(store, command, args, values.json ?? false, io);
+    return await run(store, command, args, values.json ?? false, io, values.team);
   } finally {
     await store.close();
   }

@@ -15,7 +15,7 @@ import {
 } from "@x/platform";
 import { cleanupCommandFor } from "./cleanup.js";
 import { CODE_INTERPRETER, codeInterpreterDemo, demo } from "./demo.js";
-import { envdBundleDir } from "./envd-dir.js";
+import { consoleDistDir, envdBundleDir } from "./envd-dir.js";
 import { processIo } from "./output/io.js";
 import { createProgress, type Progress } from "./output/progress.js";
 import { keepShippedTemplates } from "./serve-templates.js";
@@ -47,6 +47,10 @@ ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUN
                       session with the most is ended (X_PROCESS_LIMIT, default one per MiB of
                       the sandbox's memory under runc, 128 to 4096; 128 per account under
                       gVisor, whose every task costs host tasks)
+  --max-sandboxes N   sandboxes one team may have starting or running at once (X_MAX_SANDBOXES,
+                      default ${DEFAULTS.maxSandboxesPerTeam}); 'x team limits' lowers it per team
+  --max-timeout S     the longest timeout a sandbox may be given (X_MAX_TIMEOUT, default
+                      ${DEFAULTS.maxTimeoutSeconds}); 'x team limits' lowers it per team
   --volume-size MB    capacity of a volume whose create gives none (X_VOLUME_SIZE, default
                       ${DEFAULTS.volumeSizeMB}); a full volume is its writers' ENOSPC
   --deep-pause-after S
@@ -115,6 +119,8 @@ export function serveConfig(argv: string[]): ServeOptions {
       "process-limit": { type: "string" },
       "deep-pause-after": { type: "string" },
       "volume-size": { type: "string" },
+      "max-sandboxes": { type: "string" },
+      "max-timeout": { type: "string" },
       "allow-internal": { type: "string" },
       "dns-upstream": { type: "string" },
       "tls-port": { type: "string" },
@@ -160,6 +166,8 @@ export function serveConfig(argv: string[]): ServeOptions {
   const memoryReserve = whole(values["memory-reserve"] ?? env.X_MEMORY_RESERVE, "--memory-reserve");
   const processLimit = whole(values["process-limit"] ?? env.X_PROCESS_LIMIT, "--process-limit", 16);
   const volumeSize = whole(values["volume-size"] ?? env.X_VOLUME_SIZE, "--volume-size", 16);
+  const maxSandboxes = whole(values["max-sandboxes"] ?? env.X_MAX_SANDBOXES, "--max-sandboxes", 1);
+  const maxTimeout = whole(values["max-timeout"] ?? env.X_MAX_TIMEOUT, "--max-timeout", 1);
   const deepPause = values["deep-pause-after"] ?? env.X_DEEP_PAUSE_AFTER;
   if (deepPause !== undefined && !/^\d+$/.test(deepPause))
     throw new Error(`--deep-pause-after must be a whole number of seconds, got ${deepPause}`);
@@ -219,6 +227,8 @@ export function serveConfig(argv: string[]): ServeOptions {
       ...(memoryReserve !== undefined ? { memoryReserveMB: memoryReserve } : {}),
       ...(processLimit !== undefined ? { processLimit } : {}),
       ...(volumeSize !== undefined ? { volumeSizeMB: volumeSize } : {}),
+      ...(maxSandboxes !== undefined ? { maxSandboxesPerTeam: maxSandboxes } : {}),
+      ...(maxTimeout !== undefined ? { maxTimeoutSeconds: maxTimeout } : {}),
       allowInternal: list(values["allow-internal"] ?? env.X_ALLOW_INTERNAL) ?? DEFAULTS.allowInternal,
       dnsUpstreams: dnsUpstream === "none" ? [] : list(dnsUpstream),
       ...(tlsPort === "off" ? {} : { tlsPort: port(tlsPort, DEFAULT_TLS_PORT, "--tls-port") }),
@@ -227,6 +237,7 @@ export function serveConfig(argv: string[]): ServeOptions {
       ...(registryMirrors ? { registryMirrors } : {}),
       ...(insecureRegistries ? { insecureRegistries } : {}),
       envdDir: envdBundleDir(),
+      consoleDir: consoleDistDir(),
     },
   };
 }

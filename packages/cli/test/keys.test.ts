@@ -32,10 +32,19 @@ describe("x keys", () => {
     const key = JSON.parse(created.out);
     expect(key).toEqual({
       apiKeyID: expect.any(String),
+      id: key.apiKeyID,
       name: "ci",
       maskedKey: expect.stringMatching(/^e2b_[0-9a-f]{4}\.\.\.[0-9a-f]{4}$/),
+      mask: {
+        prefix: "e2b_",
+        valueLength: 40,
+        maskedValuePrefix: key.key.slice(4, 8),
+        maskedValueSuffix: key.key.slice(-4),
+      },
       createdAt: expect.any(String),
       lastUsedAt: null,
+      lastUsed: null,
+      createdBy: null,
       key: expect.stringMatching(/^e2b_[0-9a-f]{40}$/),
     });
 

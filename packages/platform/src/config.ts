@@ -71,6 +71,8 @@ export interface PlatformConfig {
   registryMirrors?: string[];
   /** Registries (`host[:port]`) pulled from over plain HTTP or unverified TLS; loopback ones always are. */
   insecureRegistries?: string[];
+  /** The web console's built files (`@x/console`'s `dist/`), served under `/console/`; no console when unset. */
+  consoleDir?: string;
   /** Set for `x node`: this platform is a node of a cluster on the PostgreSQL catalog. */
   cluster?: ClusterNodeConfig;
 }

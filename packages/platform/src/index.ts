@@ -10,7 +10,7 @@ export {
 export { type ClusterNodeConfig, DEFAULTS, type PlatformConfig } from "./config.js";
 export { createLogger, LOG_LEVELS, type LogFormat, type Logger, type LogLevel } from "./lib/log.js";
 export { SPANS_CHANNEL, type SpanMessage } from "./lib/spans.js";
-export type { ApiKey, Team } from "./model/team.js";
+export { type ApiKey, SYSTEM_NAMESPACE, type Team, type TeamLimits } from "./model/team.js";
 export { isShippedTemplate, SHIPPED_TEMPLATES } from "./model/template.js";
 export {
   ENVD_VERSION,

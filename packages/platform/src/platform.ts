@@ -5,26 +5,29 @@ import { childRecords, claimRunDir, runDirOf } from "./cleanup.js";
 import { NodeRole } from "./cluster/node-role.js";
 import { requirePostgres } from "./cluster/roles.js";
 import type { PlatformConfig } from "./config.js";
+import { withConsole } from "./console/console-surface.js";
 import { bindFrontPorts } from "./front-ports.js";
 import { crashPoint } from "./lib/crash-point.js";
 import { Guardian } from "./lib/guardian.js";
 import { createLogger, type Logger } from "./lib/log.js";
 import { Teardown } from "./lib/teardown.js";
+import { PLATFORM_VERSION } from "./lib/version.js";
 import type { Team } from "./model/team.js";
 import { parseUpstream } from "./network/dns-forwarder.js";
 import { MetricsSampler } from "./observability/metrics-sampler.js";
 import type { Orchestrator } from "./orchestrator/orchestrator.js";
 import type { WarmPool } from "./orchestrator/warm-pool.js";
-import { proxyCertificate, registerProxyMetrics } from "./proxy/index.js";
+import { ENVD_PORT, proxyCertificate, registerProxyMetrics } from "./proxy/index.js";
 import type { ImageBuildProgress } from "./rootfs/base-image.js";
 import { startSandboxSide } from "./sandbox-side.js";
 import { openStore, type Store } from "./store/index.js";
 import { ensureBaseTemplate } from "./templates/base-template.js";
 import { createBuildService } from "./templates/build-service.js";
+import { WebhookDispatcher } from "./webhooks/dispatcher.js";
 
 /** envd version every sandbox reports; the public client needs at least 0.6.4 for all features. */
 export const ENVD_VERSION = "0.6.4";
-export const PLATFORM_VERSION = "0.1.0";
+export { PLATFORM_VERSION } from "./lib/version.js";
 
 export interface Platform {
   config: PlatformConfig;
@@ -194,6 +197,10 @@ async function wire(
   });
   sampler.start();
   teardown.defer("metrics sampler", () => sampler.stop());
+  // sandboxes' lifecycle events to the teams' webhooks, from the events the store records
+  const webhooks = new WebhookDispatcher({ store, log: root.child({ component: "webhooks" }) });
+  webhooks.start();
+  teardown.defer("webhook dispatcher", () => webhooks.stop());
   registerProxyMetrics(metrics.registry, () => front.proxy.metrics);
   const apiLog = root.child({ component: "api" });
   const apiHandler = createApi({
@@ -216,7 +223,15 @@ async function wire(
     observeRequest: metrics.observeApiRequest,
     observeCreate: metrics.observeSandboxCreate,
     metrics: metrics.registry,
-    surfaces: node ? [node.surface()] : [],
+    surfaces: [
+      ...(node ? [node.surface()] : []),
+      ...withConsole(config.consoleDir, {
+        version: PLATFORM_VERSION,
+        domain: config.domain,
+        envdUrl: `http://${ENVD_PORT}-{sandboxID}.${config.domain}:${front.proxy.port}`,
+        cluster: false,
+      }),
+    ],
   });
   front.serve(apiHandler, {
     resolve: (id) => orchestrator.route(id),

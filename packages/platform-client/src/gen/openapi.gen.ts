@@ -24,6 +24,9 @@ export const openapiDocument: Record<string, unknown> = {
   "security": [
     {
       "ApiKeyAuth": []
+    },
+    {
+      "TeamAccessToken": []
     }
   ],
   "tags": [
@@ -52,8 +55,20 @@ export const openapiDocument: Record<string, unknown> = {
       "description": "Team API key management."
     },
     {
+      "name": "Access tokens",
+      "description": "Bearer tokens of a team, for the console and `e2b auth`."
+    },
+    {
+      "name": "Teams",
+      "description": "The caller's team, its limits and its metrics."
+    },
+    {
       "name": "Volumes",
       "description": "Persistent volumes of a team, mounted into sandboxes by name."
+    },
+    {
+      "name": "Events",
+      "description": "Lifecycle events of a team's sandboxes: polled, or pushed as signed POSTs to the\nteam's webhooks (E2B's lifecycle events API and webhooks).\n"
     },
     {
       "name": "Volume content",
@@ -1382,6 +1397,381 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/events/sandboxes": {
+      "get": {
+        "tags": [
+          "Events"
+        ],
+        "operationId": "listSandboxEvents",
+        "summary": "Lifecycle events of the team's sandboxes",
+        "description": "The team's sandbox lifecycle events (the types of `SandboxEventType`), newest first\nunless `orderAsc`. The same objects webhooks are sent.\n",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/eventsOffset"
+          },
+          {
+            "$ref": "#/components/parameters/eventsLimit"
+          },
+          {
+            "$ref": "#/components/parameters/eventsOrderAsc"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "One page of events.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/SandboxEvent"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/events/sandboxes/{sandboxID}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/sandboxID"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Events"
+        ],
+        "operationId": "listSandboxEventsOf",
+        "summary": "Lifecycle events of one sandbox",
+        "description": "The sandbox's lifecycle events, newest first unless `orderAsc`; killed sandboxes keep\ntheirs. Empty for a sandbox the team does not own.\n",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/eventsOffset"
+          },
+          {
+            "$ref": "#/components/parameters/eventsLimit"
+          },
+          {
+            "$ref": "#/components/parameters/eventsOrderAsc"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "One page of events.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/SandboxEvent"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/events/webhooks": {
+      "get": {
+        "tags": [
+          "Events"
+        ],
+        "operationId": "listWebhooks",
+        "summary": "List the team's webhooks",
+        "description": "Every webhook of the team, oldest first, without its signature secret.",
+        "responses": {
+          "200": {
+            "description": "The team's webhooks.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/Webhook"
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "post": {
+        "tags": [
+          "Events"
+        ],
+        "operationId": "createWebhook",
+        "summary": "Register a webhook",
+        "description": "Registers a URL that gets a signed `POST` (a `SandboxEvent`) for each event of the\nteam's sandboxes of the types in `events`, from this moment on. Each request carries\n`e2b-webhook-id`, `e2b-delivery-id` (new for every attempt: receivers dedupe on the\nbody's `id`, the event's), `e2b-signature-version: v1` and `e2b-signature`: SHA-256 of\n`signatureSecret` followed by the raw body, base64url without padding (E2B's\nverification code). A delivery is retried with exponential backoff until the\nendpoint answers 2xx (see `GET /events/webhooks/{webhookID}/deliveries`). At most 20\nwebhooks per team.\n",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/NewWebhook"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The webhook (without its secret).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Webhook"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/events/webhooks/{webhookID}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/webhookID"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Events"
+        ],
+        "operationId": "getWebhook",
+        "summary": "A webhook's configuration",
+        "responses": {
+          "200": {
+            "description": "The webhook (without its secret).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Webhook"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "patch": {
+        "tags": [
+          "Events"
+        ],
+        "operationId": "updateWebhook",
+        "summary": "Update a webhook",
+        "description": "Replaces the fields given, leaves the others. Deliveries not yet made go to the new\nURL, signed with the new secret; a disabled webhook is sent nothing that happens\nwhile it is disabled.\n",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/WebhookUpdate"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The webhook as it is now (without its secret).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Webhook"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "delete": {
+        "tags": [
+          "Events"
+        ],
+        "operationId": "deleteWebhook",
+        "summary": "Unregister a webhook",
+        "description": "Deletes the webhook, its deliveries not yet made and its delivery log.",
+        "responses": {
+          "200": {
+            "description": "The webhook was deleted (an empty body, as E2B answers)."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/events/webhooks/{webhookID}/deliveries": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/webhookID"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Events",
+          "Platform extensions"
+        ],
+        "operationId": "listWebhookDeliveries",
+        "summary": "A webhook's delivery log",
+        "description": "Every attempt to deliver an event to the webhook, newest first: when, the endpoint's\nstatus code or the error, how long it took and what came of it. Paginated; cursor of\nthe next page in `X-Next-Token`. Attempts are kept for 7 days.\n",
+        "x-platform-extension": true,
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/paginationLimit"
+          },
+          {
+            "$ref": "#/components/parameters/paginationNextToken"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "One page of attempts.",
+            "headers": {
+              "X-Next-Token": {
+                "$ref": "#/components/headers/XNextToken"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/WebhookDeliveryAttempt"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
           },
           "429": {
             "$ref": "#/components/responses/TooManyRequests"
@@ -3013,6 +3403,401 @@ export const openapiDocument: Record<string, unknown> = {
             "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
+      },
+      "patch": {
+        "tags": [
+          "API keys"
+        ],
+        "operationId": "updateApiKey",
+        "summary": "Rename an API key",
+        "description": "Changes the key's name (E2B's `UpdateTeamAPIKey`); the key itself stays.",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/NewApiKey"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The key was renamed.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ApiKey"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/access-tokens": {
+      "get": {
+        "tags": [
+          "Access tokens",
+          "Platform extensions"
+        ],
+        "operationId": "listAccessTokens",
+        "summary": "List the team's access tokens",
+        "description": "Lists tokens without their secret part.",
+        "x-platform-extension": true,
+        "responses": {
+          "200": {
+            "description": "Access tokens of the team.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/AccessToken"
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "post": {
+        "tags": [
+          "Access tokens"
+        ],
+        "operationId": "createAccessToken",
+        "summary": "Create an access token",
+        "description": "Creates a bearer token of the caller's team (`sk_e2b_…`), for the console and `e2b auth`:\nit is accepted as `Authorization: Bearer` wherever an API key is. The plaintext `token`\nis in this response only.\n",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/NewAccessToken"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The token was created.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/CreatedAccessToken"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/access-tokens/{accessTokenID}": {
+      "parameters": [
+        {
+          "name": "accessTokenID",
+          "in": "path",
+          "description": "Identifier of the access token (not the token itself).",
+          "required": true,
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
+      "delete": {
+        "tags": [
+          "Access tokens"
+        ],
+        "operationId": "deleteAccessToken",
+        "summary": "Revoke an access token",
+        "description": "Revokes the token at once, and the key `GET /teams` made for it.",
+        "responses": {
+          "204": {
+            "description": "The token was revoked."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/teams": {
+      "get": {
+        "tags": [
+          "Teams"
+        ],
+        "operationId": "listTeams",
+        "summary": "The caller's teams, each with an API key",
+        "description": "What `e2b auth login` and `e2b auth configure` call with an access token. The platform\nhas no users, so a credential belongs to one team: the answer is that team, as the\ndefault. With an API key, `apiKey` is that key; with an access token, a key is made for\nit (replacing the one made for the same token before, so keys do not pile up).\n",
+        "responses": {
+          "200": {
+            "description": "The caller's teams.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/Team"
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/teams/{teamID}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/teamID"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Teams",
+          "Platform extensions"
+        ],
+        "operationId": "getTeam",
+        "summary": "The team, its limits and its use of them",
+        "x-platform-extension": true,
+        "responses": {
+          "200": {
+            "description": "The team.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/TeamDetail"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/teams/{teamID}/metrics": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/teamID"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Teams"
+        ],
+        "operationId": "getTeamMetrics",
+        "summary": "The team's concurrent sandboxes and start rate over time",
+        "description": "One point per step from `start` to `end` (unix seconds; the last 7 days by default). The\nstep is 5 s, or longer so that the answer has at most 1000 points. A team may read only its\nown metrics.\n",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/metricsStart"
+          },
+          {
+            "$ref": "#/components/parameters/metricsEnd"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The team's metrics.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/TeamMetric"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/teams/{teamID}/metrics/max": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/teamID"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Teams"
+        ],
+        "operationId": "getTeamMetricsMax",
+        "summary": "The highest value of one team metric in a time range",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/metricsStart"
+          },
+          {
+            "$ref": "#/components/parameters/metricsEnd"
+          },
+          {
+            "name": "metric",
+            "in": "query",
+            "required": true,
+            "description": "Which metric.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "concurrent_sandboxes",
+                "sandbox_start_rate"
+              ]
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The highest value and when it was reached.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/MaxTeamMetric"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
       }
     }
   },
@@ -3030,6 +3815,11 @@ export const openapiDocument: Record<string, unknown> = {
         "name": "X-Access-Token",
         "description": "Sandbox access token (`envdAccessToken`). Used by envd and the sandbox\nproxy, not by this API; defined here so both specs share the name.\nSee `schemas/envd.yaml`.\n"
       },
+      "TeamAccessToken": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "An access token of a team (`sk_e2b_…`, `POST /access-tokens`): accepted wherever an API\nkey is, for the console and `e2b auth`. An API key sent as a bearer token works too.\n"
+      },
       "VolumeToken": {
         "type": "http",
         "scheme": "bearer",
@@ -3037,6 +3827,37 @@ export const openapiDocument: Record<string, unknown> = {
       }
     },
     "parameters": {
+      "teamID": {
+        "name": "teamID",
+        "in": "path",
+        "description": "Identifier of the team.",
+        "required": true,
+        "schema": {
+          "type": "string"
+        }
+      },
+      "metricsStart": {
+        "name": "start",
+        "in": "query",
+        "description": "Start of the range, unix seconds (default 7 days before `end`).",
+        "required": false,
+        "schema": {
+          "type": "integer",
+          "format": "int64",
+          "minimum": 0
+        }
+      },
+      "metricsEnd": {
+        "name": "end",
+        "in": "query",
+        "description": "End of the range, unix seconds (default now).",
+        "required": false,
+        "schema": {
+          "type": "integer",
+          "format": "int64",
+          "minimum": 0
+        }
+      },
       "volumeID": {
         "name": "volumeID",
         "in": "path",
@@ -3133,6 +3954,50 @@ export const openapiDocument: Record<string, unknown> = {
         "schema": {
           "type": "string",
           "pattern": "^[0-9a-f]{64}$"
+        }
+      },
+      "webhookID": {
+        "name": "webhookID",
+        "in": "path",
+        "description": "Identifier of the webhook.",
+        "required": true,
+        "schema": {
+          "type": "string"
+        }
+      },
+      "eventsOffset": {
+        "name": "offset",
+        "in": "query",
+        "description": "Number of events to skip.",
+        "required": false,
+        "schema": {
+          "type": "integer",
+          "format": "int32",
+          "minimum": 0,
+          "default": 0
+        }
+      },
+      "eventsLimit": {
+        "name": "limit",
+        "in": "query",
+        "description": "Number of events to return.",
+        "required": false,
+        "schema": {
+          "type": "integer",
+          "format": "int32",
+          "minimum": 1,
+          "maximum": 100,
+          "default": 10
+        }
+      },
+      "eventsOrderAsc": {
+        "name": "orderAsc",
+        "in": "query",
+        "description": "Oldest first instead of newest first.",
+        "required": false,
+        "schema": {
+          "type": "boolean",
+          "default": false
         }
       },
       "paginationLimit": {
@@ -4589,6 +5454,317 @@ export const openapiDocument: Record<string, unknown> = {
         ],
         "description": "What a snapshot keeps: `files` (sandboxes from it boot afresh, the\ntemplate's start command runs again) or `memory` (files and the running\nprocesses with their memory: sandboxes from it continue them).\n"
       },
+      "SandboxEventType": {
+        "type": "string",
+        "enum": [
+          "sandbox.lifecycle.created",
+          "sandbox.lifecycle.killed",
+          "sandbox.lifecycle.updated",
+          "sandbox.lifecycle.paused",
+          "sandbox.lifecycle.resumed",
+          "sandbox.lifecycle.timed_out",
+          "sandbox.lifecycle.error",
+          "sandbox.lifecycle.lost"
+        ],
+        "description": "E2B's five, and three of this platform (extensions): `timed_out` when a sandbox's\ntimeout ran out (a `killed` with `kill_reason: timeout`, or a `paused`, follows);\n`error` when a sandbox failed to start or stopped working by itself (`reason`);\n`lost` when its node stopped answering (beyond one machine).\n"
+      },
+      "SandboxEventExecution": {
+        "type": "object",
+        "description": "The sandbox's run that ended or paused (on `killed` and `paused`).",
+        "required": [
+          "started_at",
+          "vcpu_count",
+          "memory_mb",
+          "execution_time"
+        ],
+        "properties": {
+          "started_at": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When this run began (the create, or the last resume)."
+          },
+          "vcpu_count": {
+            "type": "integer"
+          },
+          "memory_mb": {
+            "type": "integer"
+          },
+          "execution_time": {
+            "type": "integer",
+            "description": "Milliseconds from `started_at` to the event."
+          }
+        }
+      },
+      "SandboxEventData": {
+        "type": "object",
+        "required": [
+          "sandbox_metadata"
+        ],
+        "properties": {
+          "sandbox_metadata": {
+            "$ref": "#/components/schemas/SandboxMetadata"
+          },
+          "execution": {
+            "$ref": "#/components/schemas/SandboxEventExecution"
+          },
+          "set_timeout": {
+            "type": "string",
+            "format": "date-time",
+            "description": "On `updated` by a new timeout, when the sandbox now times out."
+          },
+          "kill_reason": {
+            "type": "string",
+            "enum": [
+              "request",
+              "timeout",
+              "shutdown"
+            ],
+            "description": "Platform extension, on `killed`: asked for (`request`), its timeout ran out\n(`timeout`) or the platform closed for good (`shutdown`).\n"
+          },
+          "timeout_action": {
+            "type": "string",
+            "enum": [
+              "kill",
+              "pause"
+            ],
+            "description": "Platform extension, on `timed_out`, what follows."
+          },
+          "reason": {
+            "type": "string",
+            "description": "Platform extension, on `error` and `lost`, what went wrong."
+          }
+        }
+      },
+      "SandboxEvent": {
+        "type": "object",
+        "description": "A lifecycle event of a sandbox, as polled and as sent to webhooks.",
+        "required": [
+          "version",
+          "id",
+          "type",
+          "eventData",
+          "sandboxBuildId",
+          "sandboxExecutionId",
+          "sandboxId",
+          "sandboxTeamId",
+          "sandboxTemplateId",
+          "timestamp"
+        ],
+        "properties": {
+          "version": {
+            "type": "string",
+            "enum": [
+              "v2"
+            ]
+          },
+          "id": {
+            "type": "string",
+            "description": "The event's ID; the same in every delivery of it."
+          },
+          "type": {
+            "$ref": "#/components/schemas/SandboxEventType"
+          },
+          "eventData": {
+            "$ref": "#/components/schemas/SandboxEventData"
+          },
+          "sandboxBuildId": {
+            "type": "string"
+          },
+          "sandboxExecutionId": {
+            "type": "string",
+            "description": "One run of the sandbox (from its create or a resume to the next pause or kill)."
+          },
+          "sandboxId": {
+            "type": "string"
+          },
+          "sandboxTeamId": {
+            "type": "string"
+          },
+          "sandboxTemplateId": {
+            "type": "string"
+          },
+          "timestamp": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "WebhookName": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 128
+      },
+      "WebhookUrl": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 2048,
+        "description": "An absolute `http://` or `https://` URL."
+      },
+      "WebhookEvents": {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": 32,
+        "items": {
+          "$ref": "#/components/schemas/SandboxEventType"
+        }
+      },
+      "WebhookSecret": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 256,
+        "description": "Prepended to each body to sign it; never shown again."
+      },
+      "NewWebhook": {
+        "type": "object",
+        "required": [
+          "name",
+          "url",
+          "events",
+          "signatureSecret"
+        ],
+        "properties": {
+          "name": {
+            "$ref": "#/components/schemas/WebhookName"
+          },
+          "url": {
+            "$ref": "#/components/schemas/WebhookUrl"
+          },
+          "enabled": {
+            "type": "boolean",
+            "default": true
+          },
+          "events": {
+            "$ref": "#/components/schemas/WebhookEvents"
+          },
+          "signatureSecret": {
+            "$ref": "#/components/schemas/WebhookSecret"
+          }
+        }
+      },
+      "WebhookUpdate": {
+        "type": "object",
+        "description": "The fields to replace; at least one.",
+        "properties": {
+          "name": {
+            "$ref": "#/components/schemas/WebhookName"
+          },
+          "url": {
+            "$ref": "#/components/schemas/WebhookUrl"
+          },
+          "enabled": {
+            "type": "boolean"
+          },
+          "events": {
+            "$ref": "#/components/schemas/WebhookEvents"
+          },
+          "signatureSecret": {
+            "$ref": "#/components/schemas/WebhookSecret"
+          }
+        }
+      },
+      "Webhook": {
+        "type": "object",
+        "description": "A webhook, never with its signature secret.",
+        "required": [
+          "id",
+          "teamID",
+          "teamId",
+          "name",
+          "createdAt",
+          "enabled",
+          "url",
+          "events"
+        ],
+        "properties": {
+          "id": {
+            "type": "string"
+          },
+          "teamID": {
+            "type": "string"
+          },
+          "teamId": {
+            "type": "string",
+            "description": "The same as `teamID` (E2B answers both)."
+          },
+          "name": {
+            "type": "string"
+          },
+          "createdAt": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "enabled": {
+            "type": "boolean"
+          },
+          "url": {
+            "type": "string"
+          },
+          "events": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/SandboxEventType"
+            }
+          }
+        }
+      },
+      "WebhookDeliveryAttempt": {
+        "type": "object",
+        "description": "One attempt to deliver an event to a webhook.",
+        "required": [
+          "deliveryID",
+          "eventID",
+          "eventType",
+          "attempt",
+          "timestamp",
+          "statusCode",
+          "error",
+          "durationMs",
+          "outcome"
+        ],
+        "properties": {
+          "deliveryID": {
+            "type": "string",
+            "description": "The attempt's `e2b-delivery-id`."
+          },
+          "eventID": {
+            "type": "string"
+          },
+          "eventType": {
+            "$ref": "#/components/schemas/SandboxEventType"
+          },
+          "attempt": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "1 for the first attempt at this event, 2 for its first retry, ..."
+          },
+          "timestamp": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "statusCode": {
+            "type": "integer",
+            "nullable": true,
+            "description": "The endpoint's HTTP status; null when it gave none (see `error`)."
+          },
+          "error": {
+            "type": "string",
+            "nullable": true,
+            "description": "Why the attempt failed, when it did."
+          },
+          "durationMs": {
+            "type": "integer"
+          },
+          "outcome": {
+            "type": "string",
+            "enum": [
+              "delivered",
+              "retrying",
+              "failed"
+            ],
+            "description": "`delivered` (a 2xx), `retrying` (another attempt follows) or `failed` (no more\nattempts: too many, or the event is too old).\n"
+          }
+        }
+      },
       "TemplateBuildStatus": {
         "type": "string",
         "enum": [
@@ -5336,6 +6512,278 @@ export const openapiDocument: Record<string, unknown> = {
           }
         }
       },
+      "IdentifierMaskingDetails": {
+        "type": "object",
+        "description": "How a key or token is shown without its secret (E2B's `mask`).",
+        "required": [
+          "prefix",
+          "valueLength",
+          "maskedValuePrefix",
+          "maskedValueSuffix"
+        ],
+        "properties": {
+          "prefix": {
+            "type": "string",
+            "description": "The prefix every such secret has (`e2b_`, `sk_e2b_`)."
+          },
+          "valueLength": {
+            "type": "integer",
+            "description": "Length of the secret after the prefix."
+          },
+          "maskedValuePrefix": {
+            "type": "string",
+            "description": "First characters after the prefix."
+          },
+          "maskedValueSuffix": {
+            "type": "string",
+            "description": "Last characters."
+          }
+        }
+      },
+      "NewAccessToken": {
+        "type": "object",
+        "required": [
+          "name"
+        ],
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100
+          }
+        }
+      },
+      "AccessToken": {
+        "type": "object",
+        "description": "An access token without its secret part.",
+        "required": [
+          "id",
+          "name",
+          "mask",
+          "createdAt",
+          "lastUsed"
+        ],
+        "properties": {
+          "id": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "mask": {
+            "$ref": "#/components/schemas/IdentifierMaskingDetails"
+          },
+          "createdAt": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "lastUsed": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "CreatedAccessToken": {
+        "description": "A new access token including its plaintext, shown only once.",
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/AccessToken"
+          },
+          {
+            "type": "object",
+            "required": [
+              "token"
+            ],
+            "properties": {
+              "token": {
+                "type": "string",
+                "pattern": "^sk_e2b_[0-9a-f]{40}$",
+                "description": "The plaintext token."
+              }
+            }
+          }
+        ]
+      },
+      "Team": {
+        "type": "object",
+        "required": [
+          "teamID",
+          "name",
+          "apiKey",
+          "isDefault"
+        ],
+        "properties": {
+          "teamID": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "apiKey": {
+            "type": "string",
+            "description": "An API key of the team for the caller (see `GET /teams`)."
+          },
+          "isDefault": {
+            "type": "boolean"
+          }
+        }
+      },
+      "TeamLimits": {
+        "type": "object",
+        "description": "Limits of one team; a null limit has no value of the team's own.",
+        "required": [
+          "sandboxes",
+          "cpuCount",
+          "memoryMB",
+          "diskSizeMB",
+          "timeoutSeconds"
+        ],
+        "properties": {
+          "sandboxes": {
+            "type": "integer",
+            "nullable": true,
+            "description": "Sandboxes starting, running or paused at once."
+          },
+          "cpuCount": {
+            "type": "integer",
+            "nullable": true,
+            "description": "vCPUs of one sandbox."
+          },
+          "memoryMB": {
+            "type": "integer",
+            "nullable": true,
+            "description": "Memory of one sandbox, MiB."
+          },
+          "diskSizeMB": {
+            "type": "integer",
+            "nullable": true,
+            "description": "Disk of one sandbox, MiB."
+          },
+          "timeoutSeconds": {
+            "type": "integer",
+            "nullable": true,
+            "description": "The longest timeout a sandbox may be given."
+          }
+        }
+      },
+      "TeamDetail": {
+        "type": "object",
+        "required": [
+          "teamID",
+          "name",
+          "namespace",
+          "createdAt",
+          "limits",
+          "effectiveLimits",
+          "usage"
+        ],
+        "properties": {
+          "teamID": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "namespace": {
+            "type": "string",
+            "description": "Prefix of the team's template names (`namespace/name`)."
+          },
+          "createdAt": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "limits": {
+            "$ref": "#/components/schemas/TeamLimits"
+          },
+          "effectiveLimits": {
+            "description": "The limits that apply (the team's where set, else the platform's; null when there is none).",
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/TeamLimits"
+              }
+            ]
+          },
+          "usage": {
+            "type": "object",
+            "required": [
+              "liveSandboxes",
+              "runningSandboxes",
+              "pausedSandboxes",
+              "sandboxSecondsLast30Days"
+            ],
+            "properties": {
+              "liveSandboxes": {
+                "type": "integer",
+                "description": "Sandboxes starting, running or paused (what the `sandboxes` limit counts)."
+              },
+              "runningSandboxes": {
+                "type": "integer"
+              },
+              "pausedSandboxes": {
+                "type": "integer"
+              },
+              "sandboxSecondsLast30Days": {
+                "type": "integer",
+                "description": "Seconds sandboxes of the team ran in the last 30 days."
+              }
+            }
+          }
+        }
+      },
+      "TeamMetric": {
+        "type": "object",
+        "required": [
+          "timestamp",
+          "timestampUnix",
+          "concurrentSandboxes",
+          "sandboxStartRate"
+        ],
+        "properties": {
+          "timestamp": {
+            "type": "string",
+            "format": "date-time",
+            "deprecated": true
+          },
+          "timestampUnix": {
+            "type": "integer",
+            "format": "int64",
+            "description": "Start of the step, unix seconds."
+          },
+          "concurrentSandboxes": {
+            "type": "integer",
+            "format": "int32",
+            "description": "Sandboxes running at the end of the step (the most during it)."
+          },
+          "sandboxStartRate": {
+            "type": "number",
+            "format": "float",
+            "description": "Sandboxes started per second during the step."
+          }
+        }
+      },
+      "MaxTeamMetric": {
+        "type": "object",
+        "required": [
+          "timestamp",
+          "timestampUnix",
+          "value"
+        ],
+        "properties": {
+          "timestamp": {
+            "type": "string",
+            "format": "date-time",
+            "deprecated": true
+          },
+          "timestampUnix": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "value": {
+            "type": "number"
+          }
+        }
+      },
       "NewApiKey": {
         "type": "object",
         "required": [
@@ -5351,17 +6799,37 @@ export const openapiDocument: Record<string, unknown> = {
       },
       "ApiKey": {
         "type": "object",
-        "description": "An API key without its secret part.",
+        "description": "An API key without its secret part. `id`, `mask`, `lastUsed` and `createdBy` are E2B's\nnames (`TeamAPIKey`); `apiKeyID`, `maskedKey` and `lastUsedAt` say the same.\n",
         "required": [
           "apiKeyID",
+          "id",
           "name",
           "maskedKey",
+          "mask",
           "createdAt",
-          "lastUsedAt"
+          "lastUsedAt",
+          "lastUsed",
+          "createdBy"
         ],
         "properties": {
           "apiKeyID": {
             "type": "string"
+          },
+          "id": {
+            "type": "string"
+          },
+          "mask": {
+            "$ref": "#/components/schemas/IdentifierMaskingDetails"
+          },
+          "lastUsed": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "createdBy": {
+            "type": "object",
+            "nullable": true,
+            "description": "Who made the key; always null (the platform has no users)."
           },
           "name": {
             "type": "string"

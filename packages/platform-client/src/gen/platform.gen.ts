@@ -4,6 +4,55 @@
  */
 
 export interface paths {
+    "/access-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the team's access tokens
+         * @description Lists tokens without their secret part.
+         */
+        get: operations["listAccessTokens"];
+        put?: never;
+        /**
+         * Create an access token
+         * @description Creates a bearer token of the caller's team (`sk_e2b_…`), for the console and `e2b auth`:
+         *     it is accepted as `Authorization: Bearer` wherever an API key is. The plaintext `token`
+         *     is in this response only.
+         */
+        post: operations["createAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/access-tokens/{accessTokenID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the access token (not the token itself). */
+                accessTokenID: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an access token
+         * @description Revokes the token at once, and the key `GET /teams` made for it.
+         */
+        delete: operations["deleteAccessToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api-keys": {
         parameters: {
             query?: never;
@@ -47,6 +96,141 @@ export interface paths {
          * @description Revokes the key at once; requests with it then get 401. The caller may revoke the key it is using.
          */
         delete: operations["deleteApiKey"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename an API key
+         * @description Changes the key's name (E2B's `UpdateTeamAPIKey`); the key itself stays.
+         */
+        patch: operations["updateApiKey"];
+        trace?: never;
+    };
+    "/events/sandboxes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Lifecycle events of the team's sandboxes
+         * @description The team's sandbox lifecycle events (the types of `SandboxEventType`), newest first
+         *     unless `orderAsc`. The same objects webhooks are sent.
+         */
+        get: operations["listSandboxEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/sandboxes/{sandboxID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the sandbox. */
+                sandboxID: components["parameters"]["sandboxID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lifecycle events of one sandbox
+         * @description The sandbox's lifecycle events, newest first unless `orderAsc`; killed sandboxes keep
+         *     theirs. Empty for a sandbox the team does not own.
+         */
+        get: operations["listSandboxEventsOf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the team's webhooks
+         * @description Every webhook of the team, oldest first, without its signature secret.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook
+         * @description Registers a URL that gets a signed `POST` (a `SandboxEvent`) for each event of the
+         *     team's sandboxes of the types in `events`, from this moment on. Each request carries
+         *     `e2b-webhook-id`, `e2b-delivery-id` (new for every attempt: receivers dedupe on the
+         *     body's `id`, the event's), `e2b-signature-version: v1` and `e2b-signature`: SHA-256 of
+         *     `signatureSecret` followed by the raw body, base64url without padding (E2B's
+         *     verification code). A delivery is retried with exponential backoff until the
+         *     endpoint answers 2xx (see `GET /events/webhooks/{webhookID}/deliveries`). At most 20
+         *     webhooks per team.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/webhooks/{webhookID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the webhook. */
+                webhookID: components["parameters"]["webhookID"];
+            };
+            cookie?: never;
+        };
+        /** A webhook's configuration */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Unregister a webhook
+         * @description Deletes the webhook, its deliveries not yet made and its delivery log.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook
+         * @description Replaces the fields given, leaves the others. Deliveries not yet made go to the new
+         *     URL, signed with the new secret; a disabled webhook is sent nothing that happens
+         *     while it is disabled.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/events/webhooks/{webhookID}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the webhook. */
+                webhookID: components["parameters"]["webhookID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A webhook's delivery log
+         * @description Every attempt to deliver an event to the webhook, newest first: when, the endpoint's
+         *     status code or the error, how long it took and what came of it. Paginated; cursor of
+         *     the next page in `X-Next-Token`. Attempts are kept for 7 days.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -425,6 +609,94 @@ export interface paths {
          * @description Paginated list of the team's snapshots; cursor of the next page in `X-Next-Token`.
          */
         get: operations["listSnapshots"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/teams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's teams, each with an API key
+         * @description What `e2b auth login` and `e2b auth configure` call with an access token. The platform
+         *     has no users, so a credential belongs to one team: the answer is that team, as the
+         *     default. With an API key, `apiKey` is that key; with an access token, a key is made for
+         *     it (replacing the one made for the same token before, so keys do not pile up).
+         */
+        get: operations["listTeams"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/teams/{teamID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the team. */
+                teamID: components["parameters"]["teamID"];
+            };
+            cookie?: never;
+        };
+        /** The team, its limits and its use of them */
+        get: operations["getTeam"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/teams/{teamID}/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the team. */
+                teamID: components["parameters"]["teamID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The team's concurrent sandboxes and start rate over time
+         * @description One point per step from `start` to `end` (unix seconds; the last 7 days by default). The
+         *     step is 5 s, or longer so that the answer has at most 1000 points. A team may read only its
+         *     own metrics.
+         */
+        get: operations["getTeamMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/teams/{teamID}/metrics/max": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the team. */
+                teamID: components["parameters"]["teamID"];
+            };
+            cookie?: never;
+        };
+        /** The highest value of one team metric in a time range */
+        get: operations["getTeamMetricsMax"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1011,13 +1283,32 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description An API key without its secret part. */
+        /** @description An access token without its secret part. */
+        AccessToken: {
+            /** Format: date-time */
+            createdAt: string;
+            id: string;
+            /** Format: date-time */
+            lastUsed: string | null;
+            mask: components["schemas"]["IdentifierMaskingDetails"];
+            name: string;
+        };
+        /**
+         * @description An API key without its secret part. `id`, `mask`, `lastUsed` and `createdBy` are E2B's
+         *     names (`TeamAPIKey`); `apiKeyID`, `maskedKey` and `lastUsedAt` say the same.
+         */
         ApiKey: {
             apiKeyID: string;
             /** Format: date-time */
             createdAt: string;
+            /** @description Who made the key; always null (the platform has no users). */
+            createdBy: Record<string, never> | null;
+            id: string;
+            /** Format: date-time */
+            lastUsed: string | null;
             /** Format: date-time */
             lastUsedAt: string | null;
+            mask: components["schemas"]["IdentifierMaskingDetails"];
             /** @description `e2b_`, the first 4 and the last 4 hex digits, e.g. `e2b_1a2b...9f0e`. */
             maskedKey: string;
             name: string;
@@ -1086,6 +1377,11 @@ export interface components {
          * @description CPU cores of the sandbox.
          */
         CPUCount: number;
+        /** @description A new access token including its plaintext, shown only once. */
+        CreatedAccessToken: components["schemas"]["AccessToken"] & {
+            /** @description The plaintext token. */
+            token: string;
+        };
         /** @description A new API key including its plaintext, shown only once. */
         CreatedApiKey: components["schemas"]["ApiKey"] & {
             /** @description The plaintext key. */
@@ -1147,6 +1443,17 @@ export interface components {
             /** @description Version of the platform server. */
             version?: string;
         };
+        /** @description How a key or token is shown without its secret (E2B's `mask`). */
+        IdentifierMaskingDetails: {
+            /** @description First characters after the prefix. */
+            maskedValuePrefix: string;
+            /** @description Last characters. */
+            maskedValueSuffix: string;
+            /** @description The prefix every such secret has (`e2b_`, `sk_e2b_`). */
+            prefix: string;
+            /** @description Length of the secret after the prefix. */
+            valueLength: number;
+        };
         ListedSandbox: {
             alias?: string;
             /** @deprecated */
@@ -1185,11 +1492,24 @@ export interface components {
          * @enum {string}
          */
         LogsSource: "temporary" | "persistent";
+        MaxTeamMetric: {
+            /**
+             * Format: date-time
+             * @deprecated
+             */
+            timestamp: string;
+            /** Format: int64 */
+            timestampUnix: number;
+            value: number;
+        };
         /**
          * Format: int32
          * @description Memory of the sandbox in MiB.
          */
         MemoryMB: number;
+        NewAccessToken: {
+            name: string;
+        };
         NewApiKey: {
             name: string;
         };
@@ -1261,6 +1581,14 @@ export interface components {
             name: string;
             /** @description Platform extension - the volume's capacity; the platform's default when left out. */
             sizeMB?: number;
+        };
+        NewWebhook: {
+            /** @default true */
+            enabled?: boolean;
+            events: components["schemas"]["WebhookEvents"];
+            name: components["schemas"]["WebhookName"];
+            signatureSecret: components["schemas"]["WebhookSecret"];
+            url: components["schemas"]["WebhookUrl"];
         };
         /**
          * @description Sort direction.
@@ -1353,6 +1681,65 @@ export interface components {
                 [key: string]: components["schemas"]["SandboxMetric"];
             };
         };
+        /** @description A lifecycle event of a sandbox, as polled and as sent to webhooks. */
+        SandboxEvent: {
+            eventData: components["schemas"]["SandboxEventData"];
+            /** @description The event's ID; the same in every delivery of it. */
+            id: string;
+            sandboxBuildId: string;
+            /** @description One run of the sandbox (from its create or a resume to the next pause or kill). */
+            sandboxExecutionId: string;
+            sandboxId: string;
+            sandboxTeamId: string;
+            sandboxTemplateId: string;
+            /** Format: date-time */
+            timestamp: string;
+            type: components["schemas"]["SandboxEventType"];
+            /** @enum {string} */
+            version: "v2";
+        };
+        SandboxEventData: {
+            execution?: components["schemas"]["SandboxEventExecution"];
+            /**
+             * @description Platform extension, on `killed`: asked for (`request`), its timeout ran out
+             *     (`timeout`) or the platform closed for good (`shutdown`).
+             * @enum {string}
+             */
+            kill_reason?: "request" | "timeout" | "shutdown";
+            /** @description Platform extension, on `error` and `lost`, what went wrong. */
+            reason?: string;
+            sandbox_metadata: components["schemas"]["SandboxMetadata"];
+            /**
+             * Format: date-time
+             * @description On `updated` by a new timeout, when the sandbox now times out.
+             */
+            set_timeout?: string;
+            /**
+             * @description Platform extension, on `timed_out`, what follows.
+             * @enum {string}
+             */
+            timeout_action?: "kill" | "pause";
+        };
+        /** @description The sandbox's run that ended or paused (on `killed` and `paused`). */
+        SandboxEventExecution: {
+            /** @description Milliseconds from `started_at` to the event. */
+            execution_time: number;
+            memory_mb: number;
+            /**
+             * Format: date-time
+             * @description When this run began (the create, or the last resume).
+             */
+            started_at: string;
+            vcpu_count: number;
+        };
+        /**
+         * @description E2B's five, and three of this platform (extensions): `timed_out` when a sandbox's
+         *     timeout ran out (a `killed` with `kill_reason: timeout`, or a `paused`, follows);
+         *     `error` when a sandbox failed to start or stopped working by itself (`reason`);
+         *     `lost` when its node stopped answering (beyond one machine).
+         * @enum {string}
+         */
+        SandboxEventType: "sandbox.lifecycle.created" | "sandbox.lifecycle.killed" | "sandbox.lifecycle.updated" | "sandbox.lifecycle.paused" | "sandbox.lifecycle.resumed" | "sandbox.lifecycle.timed_out" | "sandbox.lifecycle.error" | "sandbox.lifecycle.lost";
         SandboxForkRequest: {
             /**
              * Format: int32
@@ -1612,6 +1999,67 @@ export interface components {
          * @enum {string}
          */
         SnapshotKind: "files" | "memory";
+        Team: {
+            /** @description An API key of the team for the caller (see `GET /teams`). */
+            apiKey: string;
+            isDefault: boolean;
+            name: string;
+            teamID: string;
+        };
+        TeamDetail: {
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The limits that apply (the team's where set, else the platform's; null when there is none). */
+            effectiveLimits: components["schemas"]["TeamLimits"];
+            limits: components["schemas"]["TeamLimits"];
+            name: string;
+            /** @description Prefix of the team's template names (`namespace/name`). */
+            namespace: string;
+            teamID: string;
+            usage: {
+                /** @description Sandboxes starting, running or paused (what the `sandboxes` limit counts). */
+                liveSandboxes: number;
+                pausedSandboxes: number;
+                runningSandboxes: number;
+                /** @description Seconds sandboxes of the team ran in the last 30 days. */
+                sandboxSecondsLast30Days: number;
+            };
+        };
+        /** @description Limits of one team; a null limit has no value of the team's own. */
+        TeamLimits: {
+            /** @description vCPUs of one sandbox. */
+            cpuCount: number | null;
+            /** @description Disk of one sandbox, MiB. */
+            diskSizeMB: number | null;
+            /** @description Memory of one sandbox, MiB. */
+            memoryMB: number | null;
+            /** @description Sandboxes starting, running or paused at once. */
+            sandboxes: number | null;
+            /** @description The longest timeout a sandbox may be given. */
+            timeoutSeconds: number | null;
+        };
+        TeamMetric: {
+            /**
+             * Format: int32
+             * @description Sandboxes running at the end of the step (the most during it).
+             */
+            concurrentSandboxes: number;
+            /**
+             * Format: float
+             * @description Sandboxes started per second during the step.
+             */
+            sandboxStartRate: number;
+            /**
+             * Format: date-time
+             * @deprecated
+             */
+            timestamp: string;
+            /**
+             * Format: int64
+             * @description Start of the step, unix seconds.
+             */
+            timestampUnix: number;
+        };
         TeamUser: {
             /** @deprecated */
             email: string | null;
@@ -1895,6 +2343,55 @@ export interface components {
             mode?: number;
             uid?: number;
         };
+        /** @description A webhook, never with its signature secret. */
+        Webhook: {
+            /** Format: date-time */
+            createdAt: string;
+            enabled: boolean;
+            events: components["schemas"]["SandboxEventType"][];
+            id: string;
+            name: string;
+            /** @description The same as `teamID` (E2B answers both). */
+            teamId: string;
+            teamID: string;
+            url: string;
+        };
+        /** @description One attempt to deliver an event to a webhook. */
+        WebhookDeliveryAttempt: {
+            /** @description 1 for the first attempt at this event, 2 for its first retry, ... */
+            attempt: number;
+            /** @description The attempt's `e2b-delivery-id`. */
+            deliveryID: string;
+            durationMs: number;
+            /** @description Why the attempt failed, when it did. */
+            error: string | null;
+            eventID: string;
+            eventType: components["schemas"]["SandboxEventType"];
+            /**
+             * @description `delivered` (a 2xx), `retrying` (another attempt follows) or `failed` (no more
+             *     attempts: too many, or the event is too old).
+             * @enum {string}
+             */
+            outcome: "delivered" | "retrying" | "failed";
+            /** @description The endpoint's HTTP status; null when it gave none (see `error`). */
+            statusCode: number | null;
+            /** Format: date-time */
+            timestamp: string;
+        };
+        WebhookEvents: components["schemas"]["SandboxEventType"][];
+        WebhookName: string;
+        /** @description Prepended to each body to sign it; never shown again. */
+        WebhookSecret: string;
+        /** @description The fields to replace; at least one. */
+        WebhookUpdate: {
+            enabled?: boolean;
+            events?: components["schemas"]["WebhookEvents"];
+            name?: components["schemas"]["WebhookName"];
+            signatureSecret?: components["schemas"]["WebhookSecret"];
+            url?: components["schemas"]["WebhookUrl"];
+        };
+        /** @description An absolute `http://` or `https://` URL. */
+        WebhookUrl: string;
     };
     responses: {
         /** @description The request is malformed or invalid. */
@@ -2089,6 +2586,12 @@ export interface components {
     parameters: {
         /** @description Identifier of the build (UUID). */
         buildID: string;
+        /** @description Number of events to return. */
+        eventsLimit: number;
+        /** @description Number of events to skip. */
+        eventsOffset: number;
+        /** @description Oldest first instead of newest first. */
+        eventsOrderAsc: boolean;
         /** @description Hex SHA-256 the client computed over the files of a COPY step. */
         filesHash: string;
         /**
@@ -2097,12 +2600,18 @@ export interface components {
          *     as this parameter's value (so decode twice). All pairs must match.
          */
         metadataFilter: string;
+        /** @description End of the range, unix seconds (default now). */
+        metricsEnd: number;
+        /** @description Start of the range, unix seconds (default 7 days before `end`). */
+        metricsStart: number;
         /** @description Maximum number of items per page. */
         paginationLimit: number;
         /** @description Cursor to start the list from (an `X-Next-Token` value of a previous page). */
         paginationNextToken: string;
         /** @description Identifier of the sandbox. */
         sandboxID: string;
+        /** @description Identifier of the team. */
+        teamID: string;
         /**
          * @deprecated
          * @description Ignored; the team is taken from the API key. Accepted for compatibility.
@@ -2125,6 +2634,8 @@ export interface components {
         volumePath: string;
         /** @description Owner of what is created (default 1000, the sandbox's `user`). */
         volumeUid: number;
+        /** @description Identifier of the webhook. */
+        webhookID: string;
     };
     requestBodies: never;
     headers: {
@@ -2139,6 +2650,89 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listAccessTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Access tokens of the team. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessToken"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewAccessToken"];
+            };
+        };
+        responses: {
+            /** @description The token was created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedAccessToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the access token (not the token itself). */
+                accessTokenID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token was revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listApiKeys: {
         parameters: {
             query?: never;
@@ -2216,6 +2810,284 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the API key (not the key itself). */
+                apiKeyID: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewApiKey"];
+            };
+        };
+        responses: {
+            /** @description The key was renamed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSandboxEvents: {
+        parameters: {
+            query?: {
+                /** @description Number of events to return. */
+                limit?: components["parameters"]["eventsLimit"];
+                /** @description Number of events to skip. */
+                offset?: components["parameters"]["eventsOffset"];
+                /** @description Oldest first instead of newest first. */
+                orderAsc?: components["parameters"]["eventsOrderAsc"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxEvent"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSandboxEventsOf: {
+        parameters: {
+            query?: {
+                /** @description Number of events to return. */
+                limit?: components["parameters"]["eventsLimit"];
+                /** @description Number of events to skip. */
+                offset?: components["parameters"]["eventsOffset"];
+                /** @description Oldest first instead of newest first. */
+                orderAsc?: components["parameters"]["eventsOrderAsc"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the sandbox. */
+                sandboxID: components["parameters"]["sandboxID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxEvent"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The team's webhooks. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewWebhook"];
+            };
+        };
+        responses: {
+            /** @description The webhook (without its secret). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the webhook. */
+                webhookID: components["parameters"]["webhookID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook (without its secret). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the webhook. */
+                webhookID: components["parameters"]["webhookID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook was deleted (an empty body, as E2B answers). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the webhook. */
+                webhookID: components["parameters"]["webhookID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookUpdate"];
+            };
+        };
+        responses: {
+            /** @description The webhook as it is now (without its secret). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of items per page. */
+                limit?: components["parameters"]["paginationLimit"];
+                /** @description Cursor to start the list from (an `X-Next-Token` value of a previous page). */
+                nextToken?: components["parameters"]["paginationNextToken"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the webhook. */
+                webhookID: components["parameters"]["webhookID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of attempts. */
+            200: {
+                headers: {
+                    "X-Next-Token": components["headers"]["XNextToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryAttempt"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -2799,6 +3671,130 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listTeams: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's teams. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Team"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the team. */
+                teamID: components["parameters"]["teamID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The team. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTeamMetrics: {
+        parameters: {
+            query?: {
+                /** @description End of the range, unix seconds (default now). */
+                end?: components["parameters"]["metricsEnd"];
+                /** @description Start of the range, unix seconds (default 7 days before `end`). */
+                start?: components["parameters"]["metricsStart"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the team. */
+                teamID: components["parameters"]["teamID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The team's metrics. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamMetric"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTeamMetricsMax: {
+        parameters: {
+            query: {
+                /** @description End of the range, unix seconds (default now). */
+                end?: components["parameters"]["metricsEnd"];
+                /** @description Which metric. */
+                metric: "concurrent_sandboxes" | "sandbox_start_rate";
+                /** @description Start of the range, unix seconds (default 7 days before `end`). */
+                start?: components["parameters"]["metricsStart"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the team. */
+                teamID: components["parameters"]["teamID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The highest value and when it was reached. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaxTeamMetric"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -13,6 +13,7 @@ import { invalid, unauthenticated } from "../model/errors.js";
 import type { Team } from "../model/team.js";
 import type { Registry } from "../observability/metrics.js";
 import { withMetricsEndpoint } from "../observability/metrics-endpoint.js";
+import { type Authenticate, type Caller, credentialOf } from "./authenticate.js";
 import { httpErrorOf } from "./errors.js";
 import { describeErrors, gatherParams, type OpenApiRouter, type Operation } from "./openapi.js";
 import { sendError } from "./server-io.js";
@@ -30,6 +31,8 @@ export interface Call {
   op: Operation;
   /** Undefined only for operations without the API key's security (`/health`, signed uploads). */
   team: Team | undefined;
+  /** The team and which of its keys or tokens made the call (with `team`). */
+  caller: Caller | undefined;
   /** Path parameters, decoded, as matched. */
   pathParams: Record<string, string>;
   /** Path, query and header parameters as validated (and coerced) against the spec. */
@@ -44,7 +47,7 @@ export interface Call {
 
 export interface FrontDoorOptions {
   router: OpenApiRouter;
-  authenticate(apiKey: string): Promise<Team | undefined>;
+  authenticate: Authenticate;
   log: Logger;
   /** Answers a call; throws what the error table turns into an answer. */
   dispatch(call: Call): Promise<void>;
@@ -66,11 +69,22 @@ export function frontDoor(o: FrontDoorOptions): Listener {
     if (!match) return sendError(res, 404, `no such endpoint: ${req.method} ${url.pathname}`);
     const { op, pathParams } = match;
     seen.op = op.id;
-    const team = op.authenticated ? await authenticated(req, o.authenticate) : undefined;
+    const caller = op.authenticated ? await authenticated(req, o.authenticate) : undefined;
     const params = gatherParams(op, pathParams, url.searchParams, req.headers);
     refuseNul(params, "parameter");
     if (!op.validateParams(params)) throw invalid(describeErrors("parameter", op.validateParams));
-    await o.dispatch({ op, team, pathParams, params, url, req, res, requestId: seen.id, log: seen.log });
+    await o.dispatch({
+      op,
+      team: caller?.team,
+      caller,
+      pathParams,
+      params,
+      url,
+      req,
+      res,
+      requestId: seen.id,
+      log: seen.log,
+    });
   }
 
   const api: Listener = (req, res) => {
@@ -108,17 +122,13 @@ export function requestIdOf(req: IncomingMessage): string {
   return id && CALLER_REQUEST_ID.test(id) ? id : randomUUID();
 }
 
-/** The team whose API key the request carries (`X-API-Key`), or a 401. */
-async function authenticated(
-  req: IncomingMessage,
-  authenticate: (apiKey: string) => Promise<Team | undefined>,
-): Promise<Team> {
-  const key = req.headers["x-api-key"];
-  const apiKey = Array.isArray(key) ? key[0] : key;
-  if (!apiKey) throw unauthenticated("missing API key: send it in the X-API-Key header");
-  const team = await authenticate(apiKey);
-  if (!team) throw unauthenticated("invalid API key");
-  return team;
+/** The team whose API key (`X-API-Key`) or access token (`Authorization: Bearer`) the request carries, or a 401. */
+async function authenticated(req: IncomingMessage, authenticate: Authenticate): Promise<Caller> {
+  const credential = credentialOf(req.headers);
+  const caller = await authenticate(credential);
+  if (!caller)
+    throw unauthenticated(credential.kind === "api_key" ? "invalid API key" : "invalid access token");
+  return caller;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { operations } from "@x/platform-client";
 import type { Team } from "../model/team.js";
+import type { Caller } from "./authenticate.js";
 import type { Operation } from "./openapi.js";
 
 /**
@@ -47,6 +48,8 @@ export interface ApiRequest<K extends OperationId = OperationId> {
   op: Operation;
   /** Undefined only for operations without security (`/health`, signed uploads). */
   team: Team | undefined;
+  /** With `team`: which of its keys or tokens made the request. */
+  caller: Caller | undefined;
   params: ParamsOf<K>;
   body: BodyOf<K>;
   req: IncomingMessage;

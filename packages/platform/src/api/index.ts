@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { openapiDocument } from "@x/platform-client";
 import type { Logger } from "../lib/log.js";
 import type { RuntimeName } from "../model/sandbox.js";
+import type { PlatformLimits } from "../model/team.js";
 import type { Registry } from "../observability/metrics.js";
 import type { MetricsSampler } from "../observability/metrics-sampler.js";
 import type { Orchestrator } from "../orchestrator/orchestrator.js";
@@ -11,12 +12,14 @@ import type { Volumes } from "../volumes/volumes.js";
 import { createAuthenticator } from "./authenticate.js";
 import type { Handlers } from "./handler.js";
 import { OpenApiRouter } from "./openapi.js";
+import { eventRoutes } from "./routes/events.js";
 import { keyRoutes } from "./routes/keys.js";
 import { sandboxLogsRoutes } from "./routes/sandbox-logs.js";
 import { sandboxMetricsRoutes } from "./routes/sandbox-metrics.js";
 import { type NetworkDecision, sandboxNetworkRoutes } from "./routes/sandbox-network.js";
 import { sandboxRoutes } from "./routes/sandboxes.js";
 import { snapshotRoutes } from "./routes/snapshots.js";
+import { teamRoutes } from "./routes/teams.js";
 import { templateRoutes } from "./routes/templates.js";
 import { volumeContentRoutes } from "./routes/volume-content.js";
 import { volumeRoutes } from "./routes/volumes.js";
@@ -53,13 +56,22 @@ export interface ApiOptions {
 /** The platform API as one request listener: every operation of openapi.yaml, routed and checked against it. */
 export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const present = { domain: o.domain, envdVersion: o.envdVersion };
-  const limits = { maxSandboxesPerTeam: o.maxSandboxesPerTeam, maxTimeoutSeconds: o.maxTimeoutSeconds };
+  const limits: PlatformLimits = {
+    sandboxes: o.maxSandboxesPerTeam,
+    timeoutSeconds: o.maxTimeoutSeconds,
+    diskSizeMB: o.diskSizeMB,
+    // the host bounds these: the platform sets no ceiling of its own
+    cpuCount: Number.POSITIVE_INFINITY,
+    memoryMB: Number.POSITIVE_INFINITY,
+  };
   const handlers: Handlers = {
     getHealth: async () => ({ status: 200, body: { status: "ok", version: o.platformVersion } }),
     ...keyRoutes(o.store),
+    ...eventRoutes(o.store),
+    ...teamRoutes({ store: o.store, limits }),
     ...sandboxRoutes({
       ...present,
-      ...limits,
+      limits,
       store: o.store,
       orchestrator: o.orchestrator,
       volumes: o.volumes,
@@ -74,13 +86,14 @@ export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResp
       store: o.store,
       envdVersion: o.envdVersion,
       diskSizeMB: o.diskSizeMB,
+      limits,
       dropWarmPools: o.dropWarmPools,
     }),
     ...volumeRoutes(o.volumes),
     ...volumeContentRoutes(o.volumes),
     ...snapshotRoutes({
       ...present,
-      ...limits,
+      limits,
       store: o.store,
       orchestrator: o.orchestrator,
       layers: o.builds.layers,

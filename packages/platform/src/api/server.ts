@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../lib/log.js";
-import type { Team } from "../model/team.js";
 import type { Registry } from "../observability/metrics.js";
+import type { Authenticate } from "./authenticate.js";
 import { frontDoor, refuseNul } from "./front-door.js";
 import type { AnyHandler, ApiRequest, Handlers } from "./handler.js";
 import { describeErrors, type OpenApiRouter } from "./openapi.js";
@@ -12,7 +12,7 @@ export { readBody, sendError, sendJson } from "./server-io.js";
 export interface ApiServerOptions {
   router: OpenApiRouter;
   handlers: Handlers;
-  authenticate(apiKey: string): Promise<Team | undefined>;
+  authenticate: Authenticate;
   log: Logger;
   observe?(op: string, status: number, seconds: number): void;
   /** Served as `GET /metrics`. */
@@ -36,6 +36,7 @@ export function createApiHandler(
       const request = {
         op,
         team: call.team,
+        caller: call.caller,
         params: call.params,
         body,
         req,

@@ -9,6 +9,7 @@
  */
 import http from "node:http";
 import { openapiDocument } from "@x/platform-client";
+import type { Authenticate } from "../api/authenticate.js";
 import { type Call, frontDoor, REQUEST_ID_HEADER, refuseNul } from "../api/front-door.js";
 import { OpenApiRouter } from "../api/openapi.js";
 import { CREATE_TICKET_HEADER } from "../api/routes/sandboxes.js";
@@ -17,7 +18,6 @@ import type { Logger } from "../lib/log.js";
 import { spans } from "../lib/spans.js";
 import { DomainError, invalid, unavailable } from "../model/errors.js";
 import { lostSandbox } from "../model/sandbox.js";
-import type { Team } from "../model/team.js";
 import type { Registry } from "../observability/metrics.js";
 import type { ClusterNode, Store } from "../store/index.js";
 import { createOnNode } from "./create-reconcile.js";
@@ -35,7 +35,7 @@ const RESPONSE_TIMEOUT_MS = 300_000;
 
 export interface ApiRouterOptions {
   store: Store;
-  authenticate(apiKey: string): Promise<Team | undefined>;
+  authenticate: Authenticate;
   heartbeatTimeoutMs: number;
   log: Logger;
   /** Served as `GET /metrics`. */
@@ -46,6 +46,8 @@ export interface ApiRouterOptions {
   observeRoute?(to: string, status: number): void;
   /** Overrides of the timeouts of a request sent to a node (tests). */
   timeouts?: { connectMs?: number; responseMs?: number };
+  /** Other surfaces, before the API (the web console). */
+  surfaces?: Array<(req: http.IncomingMessage, res: http.ServerResponse) => boolean>;
 }
 
 export function createApiRouter(o: ApiRouterOptions): {
@@ -248,6 +250,7 @@ export function createApiRouter(o: ApiRouterOptions): {
     router: new OpenApiRouter(openapiDocument),
     authenticate: o.authenticate,
     log: o.log,
+    surfaces: o.surfaces,
     metrics: o.metrics,
     observe: o.observeRequest,
     async dispatch(call) {

@@ -6,9 +6,11 @@
  */
 import http from "node:http";
 import { createAuthenticator } from "../api/authenticate.js";
+import { withConsole } from "../console/console-surface.js";
 import { listen } from "../lib/http.js";
 import type { Logger } from "../lib/log.js";
-import { createProxyServer } from "../proxy/index.js";
+import { PLATFORM_VERSION } from "../lib/version.js";
+import { createProxyServer, ENVD_PORT } from "../proxy/index.js";
 import { openStore, type Store } from "../store/index.js";
 import { createApiRouter } from "./api-router.js";
 import { createCatalogResolver } from "./catalog-resolver.js";
@@ -43,7 +45,11 @@ async function catalog(config: RoleConfig, role: string): Promise<Store> {
 
 /** `x api`: any number of them, behind one address. */
 export async function startApiRole(
-  config: RoleConfig & { nodeTimeoutMs?: number },
+  config: RoleConfig & {
+    nodeTimeoutMs?: number;
+    /** The web console's files, and how pages reach envd through the cluster's proxy. */
+    console?: { distDir: string; domain: string; proxyPort: number };
+  },
   log: Logger,
 ): Promise<RunningRole> {
   const store = await catalog(config, "api");
@@ -63,6 +69,14 @@ export async function startApiRole(
     metrics: metrics.registry,
     observeRoute: metrics.observeRoute,
     observeRequest: metrics.observeRequest,
+    surfaces: config.console
+      ? withConsole(config.console.distDir, {
+          version: PLATFORM_VERSION,
+          domain: config.console.domain,
+          envdUrl: `http://${ENVD_PORT}-{sandboxID}.${config.console.domain}:${config.console.proxyPort}`,
+          cluster: true,
+        })
+      : [],
   });
   const server = http.createServer(router.handler);
   server.keepAliveTimeout = 65_000;

@@ -33,7 +33,15 @@ export const ROUTES: { readonly [Op in OperationId]: RouteBy } = {
   getHealth: "here",
   listApiKeys: "any",
   createApiKey: "any",
+  updateApiKey: "any",
   deleteApiKey: "any",
+  listAccessTokens: "any",
+  createAccessToken: "any",
+  deleteAccessToken: "any",
+  listTeams: "any",
+  getTeam: "any",
+  getTeamMetrics: "any",
+  getTeamMetricsMax: "any",
 
   listSandboxesLegacy: "any",
   listSandboxes: "any",
@@ -56,6 +64,16 @@ export const ROUTES: { readonly [Op in OperationId]: RouteBy } = {
   updateSandboxNetwork: "sandbox",
   getSandboxNetworkDecisions: "sandbox",
   createSnapshot: "sandbox",
+
+  // events and webhooks are the catalog's (each node's dispatcher sends the deliveries)
+  listSandboxEvents: "any",
+  listSandboxEventsOf: "any",
+  listWebhooks: "any",
+  createWebhook: "any",
+  getWebhook: "any",
+  updateWebhook: "any",
+  deleteWebhook: "any",
+  listWebhookDeliveries: "any",
 
   listVolumes: "any",
   createVolume: "place-volume",

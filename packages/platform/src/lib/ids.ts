@@ -18,14 +18,32 @@ export function newId(): string {
   return randomBytes(12).toString("hex");
 }
 
-/** Ids that sort by creation time: 13 digits of milliseconds, then randomness. */
+let lastIdMs = 0;
+let idsThisMs = 0;
+
+/**
+ * Ids that sort by creation time: 13 digits of milliseconds, a count within the millisecond
+ * (so that this process's ids of one millisecond keep their order too), then randomness.
+ */
 export function newTimeOrderedId(now = Date.now()): string {
-  return `${String(now).padStart(13, "0")}-${randomBytes(4).toString("hex")}`;
+  idsThisMs = now === lastIdMs ? idsThisMs + 1 : 0;
+  lastIdMs = now;
+  return `${String(now).padStart(13, "0")}-${idsThisMs.toString(16).padStart(4, "0")}${randomBytes(4).toString("hex")}`;
 }
 
 /** API keys in the format the public client accepts: `e2b_` and 40 lowercase hex digits. */
+export const API_KEY_PREFIX = "e2b_";
+export const ACCESS_TOKEN_PREFIX = "sk_e2b_";
+/** Hex digits after the prefix of a key or token. */
+export const SECRET_DIGITS = 40;
+
 export function newApiKey(): string {
-  return `e2b_${randomBytes(20).toString("hex")}`;
+  return `${API_KEY_PREFIX}${randomBytes(SECRET_DIGITS / 2).toString("hex")}`;
+}
+
+/** An access token: `sk_e2b_` as E2B's, told apart from API keys by its prefix. */
+export function newAccessToken(): string {
+  return `${ACCESS_TOKEN_PREFIX}${randomBytes(SECRET_DIGITS / 2).toString("hex")}`;
 }
 
 export function hashSecret(secret: string): string {

@@ -1,3 +1,5 @@
+import { forbidden } from "./errors.js";
+
 /** A team: it owns API keys, templates and sandboxes; its namespace prefixes its template names. */
 export interface Team {
   id: string;
@@ -5,6 +7,72 @@ export interface Team {
   /** Prefix of the team's template names: `namespace/alias`. */
   namespace: string;
   createdAt: string;
+  /** What the team's operator set; a limit left null is the platform's. */
+  limits: TeamLimits;
+}
+
+/** Limits an operator sets per team (`x team limits`). */
+export interface TeamLimits {
+  /** Sandboxes starting, running or paused at once. */
+  sandboxes: number | null;
+  /** vCPUs of one sandbox. */
+  cpuCount: number | null;
+  /** Memory of one sandbox, MiB. */
+  memoryMB: number | null;
+  /** Disk of one sandbox, MiB. */
+  diskSizeMB: number | null;
+  /** The longest timeout a sandbox may be given, seconds: how long it lives without being kept alive. */
+  timeoutSeconds: number | null;
+}
+
+export const NO_TEAM_LIMITS: TeamLimits = {
+  sandboxes: null,
+  cpuCount: null,
+  memoryMB: null,
+  diskSizeMB: null,
+  timeoutSeconds: null,
+};
+
+/** The platform's own limits, which a team's may only lower. */
+export interface PlatformLimits {
+  sandboxes: number;
+  cpuCount: number;
+  memoryMB: number;
+  diskSizeMB: number;
+  timeoutSeconds: number;
+}
+
+/**
+ * Refuses (403) a sandbox whose template asks for more CPU, memory or disk than the team may
+ * have one sandbox use; `what` names the template in the message.
+ */
+export function checkResources(
+  team: Pick<Team, "limits">,
+  platform: PlatformLimits,
+  asked: { cpuCount: number; memoryMB: number; diskSizeMB: number },
+  what: string,
+): void {
+  const limits = effectiveLimits(team, platform);
+  const over = [
+    asked.cpuCount > limits.cpuCount && `${asked.cpuCount} vCPUs (the team's limit is ${limits.cpuCount})`,
+    asked.memoryMB > limits.memoryMB &&
+      `${asked.memoryMB} MiB of memory (the team's limit is ${limits.memoryMB})`,
+    asked.diskSizeMB > limits.diskSizeMB &&
+      `${asked.diskSizeMB} MiB of disk (the team's limit is ${limits.diskSizeMB})`,
+  ].filter(Boolean);
+  if (over.length > 0) throw forbidden(`${what} asks for ${over.join(" and ")}`);
+}
+
+/** The limits that apply to a team: its own where set and lower, the platform's otherwise. */
+export function effectiveLimits(team: Pick<Team, "limits">, platform: PlatformLimits): PlatformLimits {
+  const pick = (own: number | null, max: number) => (own === null ? max : Math.min(own, max));
+  return {
+    sandboxes: pick(team.limits.sandboxes, platform.sandboxes),
+    cpuCount: pick(team.limits.cpuCount, platform.cpuCount),
+    memoryMB: pick(team.limits.memoryMB, platform.memoryMB),
+    diskSizeMB: pick(team.limits.diskSizeMB, platform.diskSizeMB),
+    timeoutSeconds: pick(team.limits.timeoutSeconds, platform.timeoutSeconds),
+  };
 }
 
 /** An API key as stored: never the key itself, only its hash and a mask people recognise. */
@@ -16,7 +84,11 @@ export interface ApiKey {
   keyMask: string;
   createdAt: string;
   lastUsedAt: string | null;
+  kind: CredentialKind;
 }
+
+/** An API key goes in `X-API-Key`; an access token in `Authorization: Bearer` (the console, `e2b auth`). */
+export type CredentialKind = "api_key" | "access_token";
 
 /** The team that owns the platform's own public templates (`system/base`); it has no API keys. */
 export const SYSTEM_NAMESPACE = "system";

@@ -10,6 +10,7 @@ import { type Build, memoryImageOf, runtimeSpecOf, type Template } from "../mode
 import type { VolumeMount } from "../model/volume.js";
 import { firstStart } from "./boot.js";
 import type { OrchestratorContext } from "./context.js";
+import { briefly } from "./pause.js";
 import type { PoolKey, PoolMember } from "./warm-pool.js";
 
 export interface CreateSandboxRequest {
@@ -168,6 +169,11 @@ export async function createSandbox(
       ctx.live.delete(sandbox.id);
       await ctx.host.destroy(sandbox).catch(() => undefined);
       await ctx.store.sandboxes.update(sandbox.id, { state: "killed", killedAt: nowIso() });
+      await ctx.store.events.record("sandbox.failed", {
+        teamId: sandbox.teamId,
+        sandboxId: sandbox.id,
+        data: { reason: `it failed to start: ${briefly(err)}` },
+      });
       throw err;
     }
   });

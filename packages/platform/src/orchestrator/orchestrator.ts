@@ -3,6 +3,7 @@ import { KeyedLock } from "../lib/keyed-lock.js";
 import type { EgressPolicy } from "../model/network.js";
 import type { PauseKind, RuntimeName, Sandbox } from "../model/sandbox.js";
 import { type Build, runtimeSpecOf, type Template } from "../model/template.js";
+import type { KillReason } from "../model/webhook.js";
 import { adoptSandboxes, reconcileLost } from "./adopt.js";
 import { buildBootSpec } from "./boot-spec.js";
 import type { OrchestratorContext, OrchestratorOptions } from "./context.js";
@@ -86,7 +87,8 @@ export class Orchestrator {
     return this.ctx.store.sandboxes.get(id);
   }
 
-  kill(id: string): Promise<void> {
+  /** Kills the sandbox; its `sandbox.killed` event says why (`reason`). */
+  kill(id: string, reason: KillReason = "request"): Promise<void> {
     return this.ctx.lock.run(id, async () => {
       const decision = await decideOn(this.ctx, id, "kill");
       if (decision.to !== "killed") throw unhandled("kill", decision);
@@ -97,12 +99,20 @@ export class Orchestrator {
       if (decision.state === "lost") {
         // its node is gone: forgotten here; the node, back, removes what is left of it (its sweep)
         await this.ctx.store.sandboxes.update(id, { state: "killed", killedAt: nowIso() });
-        await this.ctx.store.events.record("sandbox.killed", { teamId: sandbox.teamId, sandboxId: id });
+        await this.ctx.store.events.record("sandbox.killed", {
+          teamId: sandbox.teamId,
+          sandboxId: id,
+          data: { reason },
+        });
         return;
       }
       await this.ctx.host.destroy(sandbox);
       await this.ctx.store.sandboxes.update(id, { state: "killed", killedAt: nowIso() });
-      await this.ctx.store.events.record("sandbox.killed", { teamId: sandbox.teamId, sandboxId: id });
+      await this.ctx.store.events.record("sandbox.killed", {
+        teamId: sandbox.teamId,
+        sandboxId: id,
+        data: { reason },
+      });
     });
   }
 
@@ -117,15 +127,17 @@ export class Orchestrator {
 
   /**
    * Resumes a paused sandbox. `connect` (the default) takes a running one too and gives it the
-   * longer of its timeouts; `resume` refuses it (409), as E2B's resume does.
+   * longer of its timeouts; `resume` refuses it (409), as E2B's resume does. `maxLive` is the
+   * team's limit of live sandboxes (the platform's when not given).
    */
   resume(
     id: string,
     timeoutSeconds?: number,
     op: "resume" | "connect" = "connect",
+    maxLive = this.ctx.maxLivePerTeam,
   ): Promise<{ sandbox: Sandbox; resumed: boolean }> {
     return resumeSandbox(this.ctx, id, op, timeoutSeconds, (teamId) =>
-      this.quota.reserve(this.ctx, teamId, this.ctx.maxLivePerTeam),
+      this.quota.reserve(this.ctx, teamId, maxLive),
     );
   }
 
@@ -144,6 +156,11 @@ export class Orchestrator {
       const { sandbox } = decision;
       sandbox.endAt = nowIso(new Date(Date.now() + seconds * 1000));
       await this.ctx.store.sandboxes.update(id, { endAt: sandbox.endAt });
+      await this.ctx.store.events.record("sandbox.updated", {
+        teamId: sandbox.teamId,
+        sandboxId: id,
+        data: { endAt: sandbox.endAt },
+      });
       if (decision.to === "running") this.armDeadline(sandbox);
     });
   }
@@ -235,7 +252,7 @@ export class Orchestrator {
   /** Kills every sandbox not yet killed (a platform closing for good); a failure is logged. */
   async killAll(): Promise<void> {
     for (const sandbox of await this.ctx.store.sandboxes.live()) {
-      await this.kill(sandbox.id).catch((err: unknown) =>
+      await this.kill(sandbox.id, "shutdown").catch((err: unknown) =>
         this.ctx.log.warn({ sandboxId: sandbox.id, err }, "kill on close failed"),
       );
     }
@@ -264,8 +281,13 @@ export class Orchestrator {
       const decision = decide(op, id, sandbox, this.ctx.store.nodeId);
       if (decision.to === "-") return;
       if (Date.parse(decision.sandbox.endAt) > Date.now() + 1000) return this.armDeadline(decision.sandbox);
+      await this.ctx.store.events.record("sandbox.timed_out", {
+        teamId: decision.sandbox.teamId,
+        sandboxId: id,
+        data: { action: decision.to === "killed" ? "kill" : "pause" },
+      });
       // the pause or kill looks the sandbox up again under its lock: another operation may be first
-      if (decision.to === "killed") await this.kill(id);
+      if (decision.to === "killed") await this.kill(id, "timeout");
       else if (decision.to === "paused")
         await this.pause(id, sandbox?.autoPauseMemory ? "frozen" : "stopped");
       else if (decision.to === "stopped") await this.pause(id, "stopped");

@@ -173,7 +173,7 @@ async function resumePaused(
 }
 
 /** An error's first line, its middle left out when it is long: the start says what, the end why. */
-function briefly(err: unknown): string {
+export function briefly(err: unknown): string {
   const line = (err instanceof Error ? err.message : String(err)).split("\n")[0] ?? "";
   return line.length <= 600 ? line : `${line.slice(0, 300)} … ${line.slice(-300)}`;
 }

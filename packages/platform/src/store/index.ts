@@ -12,6 +12,8 @@ import { SnapshotStore } from "./snapshots.js";
 import { TeamStore } from "./teams.js";
 import { TemplateStore } from "./templates.js";
 import { VolumeStore } from "./volumes.js";
+import { WebhookDeliveryStore } from "./webhook-deliveries.js";
+import { WebhookStore } from "./webhooks.js";
 
 export type { Abandoned } from "./create-tickets.js";
 export type { Dialect } from "./db.js";
@@ -23,6 +25,8 @@ export type { SandboxChanges, SandboxListFilter } from "./sandboxes.js";
 export type { CreatedKey } from "./teams.js";
 export type { BuildChanges, NewBuild } from "./template-builds.js";
 export type { TemplateTag } from "./templates.js";
+export type { DeliveryNext, DueDelivery, NewDelivery } from "./webhook-deliveries.js";
+export type { NewWebhook, WebhookChanges } from "./webhooks.js";
 
 /** The platform's store: one database, one repository per concern. */
 export interface Store {
@@ -33,6 +37,9 @@ export interface Store {
   snapshots: SnapshotStore;
   volumes: VolumeStore;
   events: EventStore;
+  /** Teams' lifecycle webhooks, and their outbox: deliveries and the log of attempts. */
+  webhooks: WebhookStore;
+  webhookDeliveries: WebhookDeliveryStore;
   /** Beyond one machine: the cluster's nodes, layer copies and placements in flight. */
   nodes: NodeStore;
   layers: LayerCatalog;
@@ -63,6 +70,8 @@ export async function openStore(options: DbOptions & { nodeId?: string }): Promi
     snapshots: new SnapshotStore(kysely),
     volumes: new VolumeStore(kysely, nodeId),
     events: new EventStore(kysely),
+    webhooks: new WebhookStore(kysely),
+    webhookDeliveries: new WebhookDeliveryStore(kysely),
     nodes: new NodeStore(kysely),
     layers: new LayerCatalog(kysely),
     placements: new PlacementStore(kysely),

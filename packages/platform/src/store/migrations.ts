@@ -278,6 +278,107 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // teams of their own limits (null: the platform's), and access tokens beside API keys
+  "0010-team-limits-access-tokens": {
+    async up(db: Kysely<unknown>) {
+      for (const column of [
+        "limit_sandboxes",
+        "limit_cpu_count",
+        "limit_memory_mb",
+        "limit_disk_mb",
+        "limit_timeout_s",
+      ]) {
+        await db.schema.alterTable("teams").addColumn(column, "integer").execute();
+      }
+      await db.schema
+        .alterTable("api_keys")
+        .addColumn("kind", "text", (c) => c.notNull().defaultTo("api_key"))
+        .execute();
+      // the key GET /teams made for an access token, replaced when it makes the next one
+      await db.schema.alterTable("api_keys").addColumn("minted_by", "text").execute();
+    },
+  },
+  // lifecycle webhooks: the webhooks, one delivery per webhook and event (the outbox the
+  // dispatcher fills from `events`), each attempt's record, and the dispatcher's cursor
+  "0011-webhooks": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("webhooks")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("team_id", "text", (c) => c.notNull().references("teams.id").onDelete("cascade"))
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("url", "text", (c) => c.notNull())
+        .addColumn("enabled", "integer", (c) => c.notNull())
+        .addColumn("events", "text", (c) => c.notNull())
+        .addColumn("signature_secret", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("webhooks_team")
+        .on("webhooks")
+        .columns(["team_id", "created_at"])
+        .execute();
+      await db.schema
+        .createTable("webhook_deliveries")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("webhook_id", "text", (c) => c.notNull().references("webhooks.id").onDelete("cascade"))
+        .addColumn("event_id", "text", (c) => c.notNull())
+        .addColumn("event_type", "text", (c) => c.notNull())
+        .addColumn("payload", "text", (c) => c.notNull())
+        .addColumn("state", "text", (c) => c.notNull())
+        .addColumn("attempts", "integer", (c) => c.notNull())
+        .addColumn("next_attempt_at", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("finished_at", "text")
+        .addUniqueConstraint("webhook_deliveries_event", ["webhook_id", "event_id"])
+        .execute();
+      await db.schema
+        .createIndex("webhook_deliveries_due")
+        .on("webhook_deliveries")
+        .columns(["state", "next_attempt_at"])
+        .execute();
+      await db.schema
+        .createIndex("webhook_deliveries_finished")
+        .on("webhook_deliveries")
+        .column("finished_at")
+        .execute();
+      await db.schema
+        .createTable("webhook_attempts")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("delivery_id", "text", (c) =>
+          c.notNull().references("webhook_deliveries.id").onDelete("cascade"),
+        )
+        .addColumn("webhook_id", "text", (c) => c.notNull())
+        .addColumn("event_id", "text", (c) => c.notNull())
+        .addColumn("event_type", "text", (c) => c.notNull())
+        .addColumn("attempt", "integer", (c) => c.notNull())
+        .addColumn("at", "text", (c) => c.notNull())
+        .addColumn("status_code", "integer")
+        .addColumn("error", "text")
+        .addColumn("duration_ms", "integer", (c) => c.notNull())
+        .addColumn("outcome", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("webhook_attempts_webhook")
+        .on("webhook_attempts")
+        .columns(["webhook_id", "at", "id"])
+        .execute();
+      await db.schema.createIndex("webhook_attempts_at").on("webhook_attempts").column("at").execute();
+      await db.schema
+        .createIndex("webhook_attempts_delivery")
+        .on("webhook_attempts")
+        .column("delivery_id")
+        .execute();
+      await db.schema
+        .createTable("webhook_cursor")
+        .addColumn("name", "text", (c) => c.primaryKey())
+        .addColumn("event_id", "text", (c) => c.notNull())
+        .execute();
+      // the team's events in order, for the events API
+      await db.schema.createIndex("events_team").on("events").columns(["team_id", "id"]).execute();
+    },
+  },
 };
 
 /** The node id of `x serve`, and of rows from before nodes existed. */

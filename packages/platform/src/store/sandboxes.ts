@@ -218,14 +218,14 @@ export class SandboxStore {
     return Number(row?.n ?? 0);
   }
 
-  /** Sandboxes not killed, counted by state (for the platform's gauges). */
-  async countByState(): Promise<Partial<Record<SandboxState, number>>> {
-    const rows = await this.db
+  /** Sandboxes not killed (of one team, or all), counted by state (the platform's gauges, a team's use). */
+  async countByState(teamId?: string): Promise<Partial<Record<SandboxState, number>>> {
+    let q = this.db
       .selectFrom("sandboxes")
       .select((eb) => ["state", eb.fn.countAll<string | number>().as("n")])
-      .where("state", "!=", "killed")
-      .groupBy("state")
-      .execute();
+      .where("state", "!=", "killed");
+    if (teamId !== undefined) q = q.where("team_id", "=", teamId);
+    const rows = await q.groupBy("state").execute();
     return Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
   }
 

@@ -20,6 +20,63 @@ export interface Database {
   layer_copies: LayerCopiesTable;
   placements: PlacementsTable;
   create_tickets: CreateTicketsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  webhook_cursor: WebhookCursorTable;
+}
+
+/** A team's lifecycle webhook (store/webhooks.ts). */
+export interface WebhooksTable {
+  id: string;
+  team_id: string;
+  name: string;
+  url: string;
+  enabled: number;
+  /** JSON array of the event types it is sent. */
+  events: string;
+  /** As given: it signs every delivery, so it is kept (never logged, never answered). */
+  signature_secret: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One event for one webhook: the outbox row the sender works through, until delivered or given up. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  /** The JSON body, fixed when the delivery is made: every attempt sends the same bytes. */
+  payload: string;
+  state: "pending" | "delivered" | "failed";
+  attempts: number;
+  /** When pending: when it is due (or when a sender's claim on it lapses). */
+  next_attempt_at: string;
+  created_at: string;
+  finished_at: string | null;
+}
+
+/** One attempt at a delivery: the webhook's delivery log. */
+export interface WebhookAttemptsTable {
+  /** The attempt's `e2b-delivery-id`; time-ordered. */
+  id: string;
+  delivery_id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  outcome: "delivered" | "retrying" | "failed";
+}
+
+/** How far the dispatcher has read `events` (one row, `fanout`). */
+export interface WebhookCursorTable {
+  name: string;
+  event_id: string;
 }
 
 /** Hosts of the `x node` role (beyond one machine); `x serve` is the one node `local` and has no row. */
@@ -78,6 +135,12 @@ export interface TeamsTable {
   /** Prefix of the team's template names: `namespace/alias`. */
   namespace: string;
   created_at: string;
+  /** The team's limits; null: the platform's own (`x team limits`). */
+  limit_sandboxes: number | null;
+  limit_cpu_count: number | null;
+  limit_memory_mb: number | null;
+  limit_disk_mb: number | null;
+  limit_timeout_s: number | null;
 }
 
 export interface ApiKeysTable {
@@ -90,6 +153,10 @@ export interface ApiKeysTable {
   key_mask: string;
   created_at: string;
   last_used_at: string | null;
+  /** An API key (`X-API-Key`) or an access token (`Authorization: Bearer`). */
+  kind: "api_key" | "access_token";
+  /** For a key `GET /teams` made: the access token it was made for (one such key per token). */
+  minted_by: string | null;
 }
 
 export interface TemplatesTable {

@@ -1,6 +1,20 @@
 import type { Kysely } from "kysely";
-import { hashSecret, newApiKey, newId, nowIso } from "../lib/ids.js";
-import { type ApiKey, SYSTEM_NAMESPACE, type Team } from "../model/team.js";
+import {
+  ACCESS_TOKEN_PREFIX,
+  API_KEY_PREFIX,
+  hashSecret,
+  newAccessToken,
+  newApiKey,
+  newId,
+  nowIso,
+} from "../lib/ids.js";
+import {
+  type ApiKey,
+  type CredentialKind,
+  SYSTEM_NAMESPACE,
+  type Team,
+  type TeamLimits,
+} from "../model/team.js";
 import type { ApiKeysTable, Database, TeamsTable } from "./schema.js";
 
 export interface CreatedKey {
@@ -9,8 +23,10 @@ export interface CreatedKey {
   apiKey: ApiKey;
 }
 
+/** What tells a key or token from others without giving it away: its prefix, 4 characters more and its last 4. */
 function maskKey(key: string): string {
-  return `${key.slice(0, 8)}...${key.slice(-4)}`;
+  const prefix = key.startsWith(ACCESS_TOKEN_PREFIX) ? ACCESS_TOKEN_PREFIX : API_KEY_PREFIX;
+  return `${key.slice(0, prefix.length + 4)}...${key.slice(-4)}`;
 }
 
 const decodeTeam = (row: TeamsTable): Team => ({
@@ -18,7 +34,26 @@ const decodeTeam = (row: TeamsTable): Team => ({
   name: row.name,
   namespace: row.namespace,
   createdAt: row.created_at,
+  limits: {
+    sandboxes: row.limit_sandboxes,
+    cpuCount: row.limit_cpu_count,
+    memoryMB: row.limit_memory_mb,
+    diskSizeMB: row.limit_disk_mb,
+    timeoutSeconds: row.limit_timeout_s,
+  },
 });
+
+const TEAM_COLUMNS = [
+  "teams.id",
+  "teams.name",
+  "teams.namespace",
+  "teams.created_at",
+  "teams.limit_sandboxes",
+  "teams.limit_cpu_count",
+  "teams.limit_memory_mb",
+  "teams.limit_disk_mb",
+  "teams.limit_timeout_s",
+] as const;
 
 const decodeKey = (row: ApiKeysTable): ApiKey => ({
   id: row.id,
@@ -27,6 +62,7 @@ const decodeKey = (row: ApiKeysTable): ApiKey => ({
   keyMask: row.key_mask,
   createdAt: row.created_at,
   lastUsedAt: row.last_used_at,
+  kind: row.kind,
 });
 
 /** Teams and their API keys. Keys are stored as sha256 hashes only. */
@@ -34,9 +70,55 @@ export class TeamStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async createTeam(name: string, namespace: string): Promise<Team> {
-    const row: TeamsTable = { id: newId(), name, namespace, created_at: nowIso() };
+    const row: TeamsTable = {
+      id: newId(),
+      name,
+      namespace,
+      created_at: nowIso(),
+      limit_sandboxes: null,
+      limit_cpu_count: null,
+      limit_memory_mb: null,
+      limit_disk_mb: null,
+      limit_timeout_s: null,
+    };
     await this.db.insertInto("teams").values(row).execute();
     return decodeTeam(row);
+  }
+
+  /** Sets the given limits (null: back to the platform's); the others stay. */
+  async setLimits(teamId: string, limits: Partial<TeamLimits>): Promise<Team | undefined> {
+    const columns = {
+      limit_sandboxes: limits.sandboxes,
+      limit_cpu_count: limits.cpuCount,
+      limit_memory_mb: limits.memoryMB,
+      limit_disk_mb: limits.diskSizeMB,
+      limit_timeout_s: limits.timeoutSeconds,
+    };
+    const set = Object.fromEntries(Object.entries(columns).filter(([, v]) => v !== undefined));
+    if (Object.keys(set).length > 0)
+      await this.db.updateTable("teams").set(set).where("id", "=", teamId).execute();
+    return this.getTeam(teamId);
+  }
+
+  /**
+   * Deletes a team and, by the schema's cascades, its keys, templates and builds. Its sandboxes,
+   * snapshots and volumes must be gone first (the caller ends them): their rows outlive teams.
+   */
+  async deleteTeam(teamId: string): Promise<boolean> {
+    const result = await this.db.deleteFrom("teams").where("id", "=", teamId).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  /** A team by its ID, its namespace or its name (when one team has it). */
+  async findTeam(ref: string): Promise<Team | undefined> {
+    const rows = await this.db
+      .selectFrom("teams")
+      .selectAll()
+      .where((eb) => eb.or([eb("id", "=", ref), eb("namespace", "=", ref), eb("name", "=", ref)]))
+      .execute();
+    const exact = rows.find((r) => r.id === ref) ?? rows.find((r) => r.namespace === ref);
+    if (exact) return decodeTeam(exact);
+    return rows.length === 1 ? decodeTeam(rows[0] as TeamsTable) : undefined;
   }
 
   async listTeams(): Promise<Team[]> {
@@ -67,8 +149,13 @@ export class TeamStore {
     return row && decodeTeam(row);
   }
 
-  async createKey(teamId: string, name: string): Promise<CreatedKey> {
-    const key = newApiKey();
+  async createKey(
+    teamId: string,
+    name: string,
+    opts: { kind?: CredentialKind; mintedBy?: string } = {},
+  ): Promise<CreatedKey> {
+    const kind = opts.kind ?? "api_key";
+    const key = kind === "api_key" ? newApiKey() : newAccessToken();
     const row: ApiKeysTable = {
       id: newId(),
       team_id: teamId,
@@ -77,42 +164,88 @@ export class TeamStore {
       key_mask: maskKey(key),
       created_at: nowIso(),
       last_used_at: null,
+      kind,
+      minted_by: opts.mintedBy ?? null,
     };
     await this.db.insertInto("api_keys").values(row).execute();
     return { key, apiKey: decodeKey(row) };
   }
 
-  async listKeys(teamId: string): Promise<ApiKey[]> {
+  /**
+   * A key for the holder of an access token (what `GET /teams` hands the e2b CLI): a new one each
+   * time, replacing the one made for the same token before, so keys do not pile up.
+   */
+  async mintKeyForToken(teamId: string, tokenId: string, name: string): Promise<CreatedKey> {
+    return this.transaction(async (teams) => {
+      await teams.db.deleteFrom("api_keys").where("minted_by", "=", tokenId).execute();
+      return teams.createKey(teamId, name, { mintedBy: tokenId });
+    });
+  }
+
+  async listKeys(teamId: string, kind: CredentialKind = "api_key"): Promise<ApiKey[]> {
     const rows = await this.db
       .selectFrom("api_keys")
       .selectAll()
       .where("team_id", "=", teamId)
+      .where("kind", "=", kind)
       .orderBy("created_at")
       .execute();
     return rows.map(decodeKey);
   }
 
-  /** Deletes a key of the team; false when the team has no such key. */
-  async revokeKey(teamId: string, keyId: string): Promise<boolean> {
-    const result = await this.db
-      .deleteFrom("api_keys")
+  /** Renames a key of the team; undefined when the team has no such key of that kind. */
+  async renameKey(teamId: string, keyId: string, name: string, kind: CredentialKind = "api_key") {
+    await this.db
+      .updateTable("api_keys")
+      .set({ name })
       .where("team_id", "=", teamId)
       .where("id", "=", keyId)
+      .where("kind", "=", kind)
+      .execute();
+    const row = await this.db
+      .selectFrom("api_keys")
+      .selectAll()
+      .where("team_id", "=", teamId)
+      .where("id", "=", keyId)
+      .where("kind", "=", kind)
       .executeTakeFirst();
-    return Number(result.numDeletedRows) > 0;
+    return row && decodeKey(row);
   }
 
-  /** The team a presented key belongs to, or undefined for an unknown key. */
-  async teamForKey(key: string): Promise<{ team: Team; keyId: string } | undefined> {
+  /** Deletes a key (or token) of the team and the keys made for it; false when the team has no such one. */
+  async revokeKey(teamId: string, keyId: string, kind: CredentialKind = "api_key"): Promise<boolean> {
+    return this.transaction(async (teams) => {
+      const result = await teams.db
+        .deleteFrom("api_keys")
+        .where("team_id", "=", teamId)
+        .where("id", "=", keyId)
+        .where("kind", "=", kind)
+        .executeTakeFirst();
+      if (Number(result.numDeletedRows) === 0) return false;
+      await teams.db.deleteFrom("api_keys").where("minted_by", "=", keyId).execute();
+      return true;
+    });
+  }
+
+  /** The team a presented key or token belongs to, or undefined for an unknown one. */
+  async teamForKey(
+    key: string,
+    kind: CredentialKind = "api_key",
+  ): Promise<{ team: Team; keyId: string; keyName: string } | undefined> {
     const row = await this.db
       .selectFrom("api_keys")
       .innerJoin("teams", "teams.id", "api_keys.team_id")
-      .select(["teams.id", "teams.name", "teams.namespace", "teams.created_at", "api_keys.id as key_id"])
+      .select([...TEAM_COLUMNS, "api_keys.id as key_id", "api_keys.name as key_name"])
       .where("api_keys.key_hash", "=", hashSecret(key))
+      .where("api_keys.kind", "=", kind)
       .executeTakeFirst();
     if (!row) return undefined;
-    const { key_id, ...team } = row;
-    return { team: decodeTeam(team), keyId: key_id };
+    const { key_id, key_name, ...team } = row;
+    return { team: decodeTeam(team), keyId: key_id, keyName: key_name };
+  }
+
+  private transaction<T>(fn: (teams: TeamStore) => Promise<T>): Promise<T> {
+    return this.db.isTransaction ? fn(this) : this.db.transaction().execute((trx) => fn(new TeamStore(trx)));
   }
 
   async touchKey(keyId: string): Promise<void> {

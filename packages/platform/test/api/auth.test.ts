@@ -75,22 +75,33 @@ describe.each(DIALECTS)("API keys and auth on %s", (dialect) => {
     expect(listed.body).toEqual([
       {
         apiKeyID: expect.any(String),
+        id: listed.body[0].apiKeyID,
         name: "first key",
         maskedKey: expect.stringMatching(/^e2b_[0-9a-f]{4}\.\.\.[0-9a-f]{4}$/),
+        mask: {
+          prefix: "e2b_",
+          valueLength: 40,
+          maskedValuePrefix: api.t.apiKey.slice(4, 8),
+          maskedValueSuffix: api.t.apiKey.slice(-4),
+        },
         createdAt: expect.any(String),
         lastUsedAt: expect.any(String),
+        lastUsed: listed.body[0].lastUsedAt,
+        createdBy: null,
       },
     ]);
     expect(api.t.apiKey.startsWith(listed.body[0].maskedKey.slice(0, 8))).toBe(true);
 
     const created = await api.request("POST", "/api-keys", { body: { name: "ci" } });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({
+    expect(created.body).toMatchObject({
       apiKeyID: expect.any(String),
+      id: created.body.apiKeyID,
       name: "ci",
       maskedKey: `${created.body.key.slice(0, 8)}...${created.body.key.slice(-4)}`,
       createdAt: expect.any(String),
       lastUsedAt: null,
+      lastUsed: null,
       key: expect.stringMatching(/^e2b_[0-9a-f]{40}$/),
     });
     const key = created.body.key as string;

@@ -433,6 +433,8 @@ describe.each(DIALECTS)("sandbox API on %s", (dialect) => {
       timestamp: legacy.body.logEntries[0].timestamp,
       line: expect.any(String),
     });
+    // the e2b CLI's `sandbox logs` parses each line and upper-cases its level
+    for (const { line } of legacy.body.logs) expect(JSON.parse(line).level).toEqual(expect.any(String));
     expect(legacy.body.logEntries).toEqual(res.body.logs.slice(0, 3));
   });
 

@@ -1,7 +1,7 @@
 /**
  * The platform's folders and the one direction data flows between them (README "Layout"):
  *
- *   api | proxy → snapshots → orchestrator | templates | observability → sandbox
+ *   api | proxy | console → snapshots → orchestrator | templates | observability → sandbox
  *     → runtime | network | rootfs | agent → store → model → lib
  *
  * A folder may import only folders of a lower layer (never a peer, never one above), so the
@@ -25,12 +25,14 @@ const LAYERS: Record<string, number> = {
   agent: 2,
   sandbox: 3,
   volumes: 3,
+  webhooks: 3,
   orchestrator: 4,
   templates: 4,
   observability: 4,
   snapshots: 5,
   api: 6,
   proxy: 6,
+  console: 6,
   cluster: 7,
   root: 8,
 };

@@ -21,6 +21,9 @@ export const TEST_DATA_DIR = process.env.X_TEST_DATA_DIR ?? "/var/tmp/x-test-dat
 
 export const ENVD_BUNDLE_DIR = path.resolve(__dirname, "../../../envd/dist/bundle");
 
+/** The web console as `pnpm build` leaves it, for tests that drive it in a browser. */
+export const CONSOLE_DIST_DIR = path.resolve(__dirname, "../../../console/dist");
+
 export interface TestPlatform {
   platform: Platform;
   apiUrl: string;
@@ -55,6 +58,7 @@ export async function startTestPlatform(
         | "domain"
         | "registryMirrors"
         | "insecureRegistries"
+        | "consoleDir"
       >
     >;
   } = {},

@@ -1,7 +1,7 @@
 import type { Schemas } from "@x/platform-client";
 import { conflict, forbidden, invalid, notFound } from "../../model/errors.js";
 import type { RuntimeName, Sandbox } from "../../model/sandbox.js";
-import type { Team } from "../../model/team.js";
+import { checkResources, effectiveLimits, type PlatformLimits, type Team } from "../../model/team.js";
 import { isShippedTemplate, notInstalledMessage, parseTemplateRef } from "../../model/template.js";
 import type { CreateTicket } from "../../orchestrator/create.js";
 import type { Orchestrator } from "../../orchestrator/orchestrator.js";
@@ -23,10 +23,8 @@ export interface SandboxRoutesOptions extends PresentOptions {
   store: Store;
   orchestrator: Orchestrator;
   volumes: Volumes;
-  /** Live sandboxes one team may hold at once. */
-  maxSandboxesPerTeam: number;
-  /** Longest timeout a sandbox may ask for, in seconds. */
-  maxTimeoutSeconds: number;
+  /** The platform's limits (live sandboxes of a team, longest timeout…); a team's own may lower them. */
+  limits: PlatformLimits;
   availableRuntimes: RuntimeName[];
   /** Told how long each successful create took, for the platform's metrics. */
   observeCreate?(runtime: RuntimeName, seconds: number): void;
@@ -80,9 +78,12 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
   const owned = (request: Pick<ApiRequest, "team"> & { params: { sandboxID: string } }) =>
     ownedSandbox(o.store, request);
 
-  function checkTimeout(timeout: number, min: number): void {
-    if (timeout < min || timeout > o.maxTimeoutSeconds) {
-      throw invalid(`timeout must be between ${min} and ${o.maxTimeoutSeconds} seconds, got ${timeout}`);
+  const limitsOf = (team: Team) => effectiveLimits(team, o.limits);
+
+  function checkTimeout(team: Team, timeout: number, min: number): void {
+    const max = limitsOf(team).timeoutSeconds;
+    if (timeout < min || timeout > max) {
+      throw invalid(`timeout must be between ${min} and ${max} seconds, got ${timeout}`);
     }
   }
 
@@ -115,7 +116,7 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
   ): Promise<Schemas["Sandbox"]> {
     const team = teamOf(request);
     const timeout = body.timeout ?? DEFAULT_TIMEOUT_SECONDS;
-    checkTimeout(timeout, 1);
+    checkTimeout(team, timeout, 1);
     if (body.iam?.tokens && Object.keys(body.iam.tokens).length > 0) {
       throw invalid("iam tokens are not supported by this server yet: create the sandbox without iam");
     }
@@ -152,6 +153,7 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
     if (build.status !== "ready") {
       throw invalid(`build ${build.id} of template '${body.templateID}' is ${build.status}, not ready`);
     }
+    checkResources(team, o.limits, build, `template '${body.templateID}'`);
     const volumeMounts = body.volumeMounts?.length
       ? await o.volumes.resolveMounts(team, body.volumeMounts)
       : undefined;
@@ -171,7 +173,7 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
       autoResume: body.autoResume?.enabled ?? false,
       runtime: body.runtime,
       volumeMounts,
-      maxLivePerTeam: o.maxSandboxesPerTeam,
+      maxLivePerTeam: limitsOf(team).sandboxes,
       ticket: ticketOf(request, team),
     });
     o.observeCreate?.(sandbox.runtime, (performance.now() - started) / 1000);
@@ -210,9 +212,15 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
     op: "resume" | "connect" = "connect",
   ): Promise<{ resumed: boolean; body: Schemas["Sandbox"] }> {
     const sandbox = await owned(request);
+    const team = teamOf(request);
     const timeout = request.body?.timeout;
-    if (timeout !== undefined) checkTimeout(timeout, 0);
-    const { sandbox: after, resumed } = await o.orchestrator.resume(sandbox.id, timeout, op);
+    if (timeout !== undefined) checkTimeout(team, timeout, 0);
+    const { sandbox: after, resumed } = await o.orchestrator.resume(
+      sandbox.id,
+      timeout,
+      op,
+      limitsOf(team).sandboxes,
+    );
     return { resumed, body: presentSandbox(after, o) };
   }
 
@@ -249,7 +257,7 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
     connectSandboxLegacy: connectReply,
     setSandboxTimeout: async (r) => {
       const sandbox = await owned(r);
-      checkTimeout(r.body.timeout, 0);
+      checkTimeout(teamOf(r), r.body.timeout, 0);
       await o.orchestrator.setTimeout(sandbox.id, r.body.timeout);
       return { status: 204 };
     },

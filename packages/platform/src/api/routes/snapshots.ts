@@ -1,7 +1,7 @@
 import type { Schemas } from "@x/platform-client";
 import { invalid } from "../../model/errors.js";
 import type { ListedSnapshot } from "../../model/snapshot.js";
-import type { Team } from "../../model/team.js";
+import { effectiveLimits, type PlatformLimits, type Team } from "../../model/team.js";
 import { DEFAULT_TAG, parseTemplateRef } from "../../model/template.js";
 import type { Orchestrator } from "../../orchestrator/orchestrator.js";
 import { forkSandbox } from "../../snapshots/fork.js";
@@ -18,8 +18,8 @@ export interface SnapshotRoutesOptions extends PresentOptions {
   store: Store;
   orchestrator: Orchestrator;
   layers: LayerStore;
-  maxSandboxesPerTeam: number;
-  maxTimeoutSeconds: number;
+  /** The platform's limits; a team's own may lower them. */
+  limits: PlatformLimits;
 }
 
 const DEFAULT_FORK_TIMEOUT_SECONDS = 15;
@@ -94,12 +94,13 @@ export function snapshotRoutes(
       const source = await ownedSandbox(store, r);
       const body = r.body ?? {};
       const timeout = body.timeout || DEFAULT_FORK_TIMEOUT_SECONDS;
-      if (timeout > o.maxTimeoutSeconds)
-        throw invalid(`timeout must be at most ${o.maxTimeoutSeconds} seconds, got ${timeout}`);
+      const limits = effectiveLimits(team, o.limits);
+      if (timeout > limits.timeoutSeconds)
+        throw invalid(`timeout must be at most ${limits.timeoutSeconds} seconds, got ${timeout}`);
       const results = await forkSandbox(deps, source, team, {
         count: body.count ?? 1,
         timeoutSeconds: timeout,
-        maxLivePerTeam: o.maxSandboxesPerTeam,
+        maxLivePerTeam: limits.sandboxes,
       });
       return {
         status: 201,

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Schemas } from "@x/platform-client";
 import { conflict, forbidden, invalid, notFound } from "../../model/errors.js";
-import { SYSTEM_NAMESPACE, type Team } from "../../model/team.js";
+import { effectiveLimits, type PlatformLimits, SYSTEM_NAMESPACE, type Team } from "../../model/team.js";
 import {
   BASE_ALIAS,
   DEFAULT_TAG,
@@ -35,6 +35,8 @@ export interface TemplateRoutesOptions {
   importDir: string;
   envdVersion: string;
   diskSizeMB: number;
+  /** The platform's limits; a team's own may lower them (its builds' CPU, memory and disk). */
+  limits: PlatformLimits;
   /** Lets go of the warm pools of a template: before its layers go, or when its pool bounds change. */
   dropWarmPools?(templateId: string): Promise<void>;
   /** Largest COPY archive accepted. */
@@ -177,13 +179,21 @@ export function templateRoutes(o: TemplateRoutesOptions): HandlersFor<TemplateOp
       const name = parseOwnName(raw, team.namespace);
       const requested = normalizeTags([...(name.tag ? [name.tag] : []), ...(body.tags ?? [])]);
       const tags = requested.length > 0 ? requested : [DEFAULT_TAG];
+      const limits = effectiveLimits(team, o.limits);
+      const cpuCount = body.cpuCount ?? Math.min(DEFAULT_CPU_COUNT, limits.cpuCount);
+      const memoryMB = body.memoryMB ?? Math.min(DEFAULT_MEMORY_MB, limits.memoryMB);
+      // E2B's words for a build past the team's limits
+      if (cpuCount > limits.cpuCount)
+        throw invalid(`CPU count exceeds team limits (max: ${limits.cpuCount}), got ${cpuCount}`);
+      if (memoryMB > limits.memoryMB)
+        throw invalid(`memory exceeds team limits (max: ${limits.memoryMB} MiB), got ${memoryMB}`);
       const template = await templateNamed(store, team.id, name);
       const build = await store.templates.createBuild({
         templateId: template.id,
         status: "waiting",
-        cpuCount: body.cpuCount ?? DEFAULT_CPU_COUNT,
-        memoryMB: body.memoryMB ?? DEFAULT_MEMORY_MB,
-        diskSizeMB: o.diskSizeMB,
+        cpuCount,
+        memoryMB,
+        diskSizeMB: Math.min(o.diskSizeMB, limits.diskSizeMB),
         envdVersion: o.envdVersion,
         spec: { tags },
         layers: [],
