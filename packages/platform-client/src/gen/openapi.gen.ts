@@ -3799,6 +3799,128 @@ export const openapiDocument: Record<string, unknown> = {
           }
         }
       }
+    },
+    "/oauth/token": {
+      "post": {
+        "tags": [
+          "Access tokens",
+          "Platform extensions"
+        ],
+        "operationId": "refreshAccessToken",
+        "summary": "Trade a refresh token for a new access token",
+        "description": "The token endpoint `e2b auth configure` calls (RFC 6749 §6, form-encoded) with the refresh\ntoken the console gave at `e2b auth login`. The access token it was given with is revoked,\nwith the key `GET /teams` made for it; the answer is a new access token and refresh token.\nAn unknown or used refresh token answers 400 `invalid_grant`.\n",
+        "x-platform-extension": true,
+        "security": [],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/x-www-form-urlencoded": {
+              "schema": {
+                "type": "object",
+                "required": [
+                  "grant_type"
+                ],
+                "properties": {
+                  "grant_type": {
+                    "type": "string"
+                  },
+                  "refresh_token": {
+                    "type": "string"
+                  },
+                  "client_id": {
+                    "type": "string"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "A new access token and refresh token.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/OAuthTokens"
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "The grant is unknown, used or of an unsupported type (RFC 6749 §5.2).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/OAuthError"
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/oauth/revoke": {
+      "post": {
+        "tags": [
+          "Access tokens",
+          "Platform extensions"
+        ],
+        "operationId": "revokeOAuthToken",
+        "summary": "Revoke a refresh token and its access token",
+        "description": "The revocation endpoint `e2b auth logout` calls (RFC 7009, form-encoded): the refresh\ntoken, its access token and the key made for that are revoked. Answers 200 whether or not\nthe token was known, as RFC 7009 says.\n",
+        "x-platform-extension": true,
+        "security": [],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/x-www-form-urlencoded": {
+              "schema": {
+                "type": "object",
+                "required": [
+                  "token"
+                ],
+                "properties": {
+                  "token": {
+                    "type": "string"
+                  },
+                  "token_type_hint": {
+                    "type": "string"
+                  },
+                  "client_id": {
+                    "type": "string"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The token is revoked (or was never known)."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
     }
   },
   "components": {
@@ -6550,6 +6672,11 @@ export const openapiDocument: Record<string, unknown> = {
             "type": "string",
             "minLength": 1,
             "maxLength": 100
+          },
+          "refreshable": {
+            "type": "boolean",
+            "default": false,
+            "description": "Also make a refresh token (`refreshToken`), for `POST /oauth/token`."
           }
         }
       },
@@ -6600,10 +6727,57 @@ export const openapiDocument: Record<string, unknown> = {
                 "type": "string",
                 "pattern": "^sk_e2b_[0-9a-f]{40}$",
                 "description": "The plaintext token."
+              },
+              "refreshToken": {
+                "type": "string",
+                "description": "With `refreshable`, the token's refresh token (`POST /oauth/token`)."
               }
             }
           }
         ]
+      },
+      "OAuthTokens": {
+        "type": "object",
+        "required": [
+          "access_token",
+          "refresh_token",
+          "token_type"
+        ],
+        "properties": {
+          "access_token": {
+            "type": "string",
+            "description": "A new access token (`sk_e2b_…`)."
+          },
+          "refresh_token": {
+            "type": "string",
+            "description": "The refresh token for the next refresh (each is used once)."
+          },
+          "token_type": {
+            "type": "string",
+            "enum": [
+              "Bearer"
+            ]
+          }
+        }
+      },
+      "OAuthError": {
+        "type": "object",
+        "required": [
+          "error"
+        ],
+        "properties": {
+          "error": {
+            "type": "string",
+            "enum": [
+              "invalid_request",
+              "invalid_grant",
+              "unsupported_grant_type"
+            ]
+          },
+          "error_description": {
+            "type": "string"
+          }
+        }
       },
       "Team": {
         "type": "object",

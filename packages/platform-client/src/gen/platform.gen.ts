@@ -256,6 +256,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oauth/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a refresh token and its access token
+         * @description The revocation endpoint `e2b auth logout` calls (RFC 7009, form-encoded): the refresh
+         *     token, its access token and the key made for that are revoked. Answers 200 whether or not
+         *     the token was known, as RFC 7009 says.
+         */
+        post: operations["revokeOAuthToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Trade a refresh token for a new access token
+         * @description The token endpoint `e2b auth configure` calls (RFC 6749 §6, form-encoded) with the refresh
+         *     token the console gave at `e2b auth login`. The access token it was given with is revoked,
+         *     with the key `GET /teams` made for it; the answer is a new access token and refresh token.
+         *     An unknown or used refresh token answers 400 `invalid_grant`.
+         */
+        post: operations["refreshAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandboxes": {
         parameters: {
             query?: never;
@@ -1379,6 +1424,8 @@ export interface components {
         CPUCount: number;
         /** @description A new access token including its plaintext, shown only once. */
         CreatedAccessToken: components["schemas"]["AccessToken"] & {
+            /** @description With `refreshable`, the token's refresh token (`POST /oauth/token`). */
+            refreshToken?: string;
             /** @description The plaintext token. */
             token: string;
         };
@@ -1509,6 +1556,11 @@ export interface components {
         MemoryMB: number;
         NewAccessToken: {
             name: string;
+            /**
+             * @description Also make a refresh token (`refreshToken`), for `POST /oauth/token`.
+             * @default false
+             */
+            refreshable?: boolean;
         };
         NewApiKey: {
             name: string;
@@ -1589,6 +1641,19 @@ export interface components {
             name: components["schemas"]["WebhookName"];
             signatureSecret: components["schemas"]["WebhookSecret"];
             url: components["schemas"]["WebhookUrl"];
+        };
+        OAuthError: {
+            /** @enum {string} */
+            error: "invalid_request" | "invalid_grant" | "unsupported_grant_type";
+            error_description?: string;
+        };
+        OAuthTokens: {
+            /** @description A new access token (`sk_e2b_…`). */
+            access_token: string;
+            /** @description The refresh token for the next refresh (each is used once). */
+            refresh_token: string;
+            /** @enum {string} */
+            token_type: "Bearer";
         };
         /**
          * @description Sort direction.
@@ -3114,6 +3179,76 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    revokeOAuthToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    client_id?: string;
+                    token: string;
+                    token_type_hint?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The token is revoked (or was never known). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    refreshAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    client_id?: string;
+                    grant_type: string;
+                    refresh_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A new access token and refresh token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthTokens"];
+                };
+            };
+            /** @description The grant is unknown, used or of an unsupported type (RFC 6749 §5.2). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listSandboxesLegacy: {

@@ -14,6 +14,7 @@ import type { Handlers } from "./handler.js";
 import { OpenApiRouter } from "./openapi.js";
 import { eventRoutes } from "./routes/events.js";
 import { keyRoutes } from "./routes/keys.js";
+import { oauthRoutes } from "./routes/oauth.js";
 import { sandboxLogsRoutes } from "./routes/sandbox-logs.js";
 import { sandboxMetricsRoutes } from "./routes/sandbox-metrics.js";
 import { type NetworkDecision, sandboxNetworkRoutes } from "./routes/sandbox-network.js";
@@ -67,6 +68,7 @@ export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResp
   const handlers: Handlers = {
     getHealth: async () => ({ status: 200, body: { status: "ok", version: o.platformVersion } }),
     ...keyRoutes(o.store),
+    ...oauthRoutes(o.store),
     ...eventRoutes(o.store),
     ...teamRoutes({ store: o.store, limits }),
     ...sandboxRoutes({

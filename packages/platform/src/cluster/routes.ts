@@ -38,6 +38,8 @@ export const ROUTES: { readonly [Op in OperationId]: RouteBy } = {
   listAccessTokens: "any",
   createAccessToken: "any",
   deleteAccessToken: "any",
+  refreshAccessToken: "any",
+  revokeOAuthToken: "any",
   listTeams: "any",
   getTeam: "any",
   getTeamMetrics: "any",

@@ -153,9 +153,15 @@ export interface ApiKeysTable {
   key_mask: string;
   created_at: string;
   last_used_at: string | null;
-  /** An API key (`X-API-Key`) or an access token (`Authorization: Bearer`). */
-  kind: "api_key" | "access_token";
-  /** For a key `GET /teams` made: the access token it was made for (one such key per token). */
+  /**
+   * An API key (`X-API-Key`), an access token (`Authorization: Bearer`), or the refresh token
+   * of an access token (`POST /oauth/token`; it opens nothing else).
+   */
+  kind: "api_key" | "access_token" | "refresh_token";
+  /**
+   * The access token this was made for: the key `GET /teams` made (one per token), or the
+   * token's refresh token. Revoking the token revokes these.
+   */
   minted_by: string | null;
 }
 

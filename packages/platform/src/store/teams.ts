@@ -55,6 +55,9 @@ const TEAM_COLUMNS = [
   "teams.limit_timeout_s",
 ] as const;
 
+/** What the credentials table holds: what authenticates, and refresh tokens (which only refresh). */
+type StoredKind = CredentialKind | "refresh_token";
+
 const decodeKey = (row: ApiKeysTable): ApiKey => ({
   id: row.id,
   teamId: row.team_id,
@@ -62,7 +65,7 @@ const decodeKey = (row: ApiKeysTable): ApiKey => ({
   keyMask: row.key_mask,
   createdAt: row.created_at,
   lastUsedAt: row.last_used_at,
-  kind: row.kind,
+  kind: row.kind === "api_key" ? "api_key" : "access_token",
 });
 
 /** Teams and their API keys. Keys are stored as sha256 hashes only. */
@@ -152,7 +155,7 @@ export class TeamStore {
   async createKey(
     teamId: string,
     name: string,
-    opts: { kind?: CredentialKind; mintedBy?: string } = {},
+    opts: { kind?: StoredKind; mintedBy?: string } = {},
   ): Promise<CreatedKey> {
     const kind = opts.kind ?? "api_key";
     const key = kind === "api_key" ? newApiKey() : newAccessToken();
@@ -171,13 +174,72 @@ export class TeamStore {
     return { key, apiKey: decodeKey(row) };
   }
 
+  /** An access token, with its refresh token when asked (what `e2b auth login` is given). */
+  async createAccessToken(
+    teamId: string,
+    name: string,
+    refreshable: boolean,
+  ): Promise<CreatedKey & { refreshToken?: string }> {
+    return this.transaction(async (teams) => {
+      const token = await teams.createKey(teamId, name, { kind: "access_token" });
+      if (!refreshable) return token;
+      const refresh = await teams.createKey(teamId, name, {
+        kind: "refresh_token",
+        mintedBy: token.apiKey.id,
+      });
+      return { ...token, refreshToken: refresh.key };
+    });
+  }
+
+  /**
+   * Trades a refresh token for a new access token and refresh token; the old pair is revoked
+   * with what was made for it (each refresh token is used once). Undefined for an unknown or
+   * used refresh token.
+   */
+  async refreshAccessToken(
+    refreshToken: string,
+  ): Promise<{ accessToken: string; refreshToken: string } | undefined> {
+    return this.transaction(async (teams) => {
+      const refresh = await teams.credentialRow(refreshToken, "refresh_token");
+      const tokenId = refresh?.minted_by;
+      if (!refresh || !tokenId) return undefined;
+      await teams.revokeKey(refresh.team_id, tokenId, "access_token");
+      const next = await teams.createAccessToken(refresh.team_id, refresh.name, true);
+      return { accessToken: next.key, refreshToken: next.refreshToken as string };
+    });
+  }
+
+  /** Revokes a refresh token's access token (and all made for it), or an access token given itself. */
+  async revokeByToken(token: string): Promise<void> {
+    await this.transaction(async (teams) => {
+      const refresh = await teams.credentialRow(token, "refresh_token");
+      if (refresh?.minted_by)
+        return void (await teams.revokeKey(refresh.team_id, refresh.minted_by, "access_token"));
+      const access = await teams.credentialRow(token, "access_token");
+      if (access) await teams.revokeKey(access.team_id, access.id, "access_token");
+    });
+  }
+
+  private credentialRow(secret: string, kind: StoredKind): Promise<ApiKeysTable | undefined> {
+    return this.db
+      .selectFrom("api_keys")
+      .selectAll()
+      .where("key_hash", "=", hashSecret(secret))
+      .where("kind", "=", kind)
+      .executeTakeFirst();
+  }
+
   /**
    * A key for the holder of an access token (what `GET /teams` hands the e2b CLI): a new one each
    * time, replacing the one made for the same token before, so keys do not pile up.
    */
   async mintKeyForToken(teamId: string, tokenId: string, name: string): Promise<CreatedKey> {
     return this.transaction(async (teams) => {
-      await teams.db.deleteFrom("api_keys").where("minted_by", "=", tokenId).execute();
+      await teams.db
+        .deleteFrom("api_keys")
+        .where("minted_by", "=", tokenId)
+        .where("kind", "=", "api_key")
+        .execute();
       return teams.createKey(teamId, name, { mintedBy: tokenId });
     });
   }

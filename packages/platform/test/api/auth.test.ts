@@ -23,9 +23,15 @@ describe.each(DIALECTS)("API keys and auth on %s", (dialect) => {
     await api?.stop();
   });
 
-  it("requires an API key on every operation except /health and signed uploads", async () => {
+  it("requires an API key on every operation except /health, signed uploads and OAuth's own", async () => {
     const open = operations.filter((op) => !op.authenticated && !op.path.startsWith("/volumecontent/"));
-    expect(open.map((op) => op.id).sort()).toEqual(["getHealth", "uploadTemplateFiles"]);
+    // the OAuth endpoints take their credential (a refresh token) in the body
+    expect(open.map((op) => op.id).sort()).toEqual([
+      "getHealth",
+      "refreshAccessToken",
+      "revokeOAuthToken",
+      "uploadTemplateFiles",
+    ]);
     for (const op of operations.filter((o) => o.authenticated)) {
       for (const key of [null, "", "e2b_0000000000000000000000000000000000000000", "not a key"]) {
         const res = await api.request(op.method, examplePath(op.path), {

@@ -86,6 +86,71 @@ describe.each(DIALECTS)("teams on %s", (dialect) => {
     expect((await api.request("GET", "/v2/sandboxes", { key: second })).status).toBe(401);
   });
 
+  it("refreshes and revokes access tokens as e2b auth configure and logout do (OAuth, form-encoded)", async () => {
+    const created = await api.request("POST", "/access-tokens", {
+      body: { name: "e2b CLI", refreshable: true },
+    });
+    expect(created.body.refreshToken).toEqual(expect.any(String));
+    const form = (fields: Record<string, string>) => ({
+      key: null,
+      rawBody: new URLSearchParams(fields).toString(),
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    });
+    const bearer = (token: string) => ({ key: null, headers: { Authorization: `Bearer ${token}` } });
+    const minted = (await api.request("GET", "/teams", bearer(created.body.token))).body[0].apiKey;
+
+    const refreshed = await api.request(
+      "POST",
+      "/oauth/token",
+      form({ grant_type: "refresh_token", refresh_token: created.body.refreshToken, client_id: "e2b-cli" }),
+    );
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.headers.get("cache-control")).toBe("no-store");
+    expect(refreshed.body).toEqual({
+      access_token: expect.stringMatching(/^sk_e2b_/),
+      refresh_token: expect.any(String),
+      token_type: "Bearer",
+    });
+    // the old pair and the key made for it are gone; the new token works
+    expect((await api.request("GET", "/v2/sandboxes", bearer(created.body.token))).status).toBe(401);
+    expect((await api.request("GET", "/v2/sandboxes", { key: minted })).status).toBe(401);
+    expect((await api.request("GET", "/v2/sandboxes", bearer(refreshed.body.access_token))).status).toBe(200);
+    const reused = await api.request(
+      "POST",
+      "/oauth/token",
+      form({ grant_type: "refresh_token", refresh_token: created.body.refreshToken }),
+    );
+    expect(reused.body).toEqual({
+      error: "invalid_grant",
+      error_description: "the refresh token is unknown, revoked or already used",
+    });
+    // a refresh token opens nothing itself
+    expect((await api.request("GET", "/v2/sandboxes", bearer(refreshed.body.refresh_token))).status).toBe(
+      401,
+    );
+    expect((await api.request("POST", "/oauth/token", form({ grant_type: "password" }))).body.error).toBe(
+      "unsupported_grant_type",
+    );
+    expect(
+      (await api.request("POST", "/oauth/token", form({ grant_type: "refresh_token" }))).body.error,
+    ).toBe("invalid_request");
+    const json = await api.request("POST", "/oauth/token", {
+      key: null,
+      body: { grant_type: "refresh_token" },
+    });
+    expect(json.status).toBe(400);
+
+    expect(
+      (await api.request("POST", "/oauth/revoke", form({ token: refreshed.body.refresh_token }))).status,
+    ).toBe(200);
+    expect((await api.request("GET", "/v2/sandboxes", bearer(refreshed.body.access_token))).status).toBe(401);
+    // unknown tokens are revoked too, as far as anyone can tell (RFC 7009)
+    expect((await api.request("POST", "/oauth/revoke", form({ token: "nope" }))).status).toBe(200);
+    expect(
+      (await api.request("GET", "/access-tokens")).body.map((t: { name: string }) => t.name),
+    ).not.toContain("e2b CLI");
+  });
+
   it("renames keys and shows them with E2B's fields", async () => {
     const created = (await api.request("POST", "/api-keys", { body: { name: "ci" } })).body;
     expect(created).toMatchObject({

@@ -82,8 +82,13 @@ export function keyRoutes(store: Store): HandlersFor<CredentialOps> {
       body: (await store.teams.listKeys(teamOf(r).id, "access_token")).map(presentToken),
     }),
     createAccessToken: async (r) => {
-      const created = await store.teams.createKey(teamOf(r).id, r.body.name, { kind: "access_token" });
-      return { status: 201, body: { ...presentToken(created.apiKey), token: created.key } };
+      const created = await store.teams.createAccessToken(
+        teamOf(r).id,
+        r.body.name,
+        r.body.refreshable ?? false,
+      );
+      const refresh = created.refreshToken === undefined ? {} : { refreshToken: created.refreshToken };
+      return { status: 201, body: { ...presentToken(created.apiKey), token: created.key, ...refresh } };
     },
     deleteAccessToken: async (r) => {
       const id = r.params.accessTokenID;
