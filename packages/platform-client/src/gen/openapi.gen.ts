@@ -3921,6 +3921,47 @@ export const openapiDocument: Record<string, unknown> = {
           }
         }
       }
+    },
+    "/nodes": {
+      "get": {
+        "tags": [
+          "Platform extensions"
+        ],
+        "operationId": "listNodes",
+        "summary": "The cluster's nodes, their state and capacity",
+        "description": "The hosts of a cluster (`x node`), as the web console shows them: state, capacity and\nthe last heartbeat, never their addresses. Empty under `x serve`, which is one host.\n",
+        "x-platform-extension": true,
+        "responses": {
+          "200": {
+            "description": "The nodes.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/ClusterNode"
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
     }
   },
   "components": {
@@ -6776,6 +6817,87 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "error_description": {
             "type": "string"
+          }
+        }
+      },
+      "ClusterNode": {
+        "type": "object",
+        "required": [
+          "nodeID",
+          "state",
+          "startedAt",
+          "heartbeatAt",
+          "capacity"
+        ],
+        "properties": {
+          "nodeID": {
+            "type": "string"
+          },
+          "state": {
+            "type": "string",
+            "enum": [
+              "ready",
+              "draining",
+              "down"
+            ]
+          },
+          "startedAt": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "heartbeatAt": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "downAt": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "capacity": {
+            "type": "object",
+            "required": [
+              "cpus",
+              "memoryTotalMB",
+              "memoryFreeMB",
+              "sandboxes",
+              "maxSandboxes",
+              "load",
+              "runtimes",
+              "warmPoolMembers"
+            ],
+            "properties": {
+              "cpus": {
+                "type": "integer"
+              },
+              "memoryTotalMB": {
+                "type": "integer"
+              },
+              "memoryFreeMB": {
+                "type": "integer",
+                "description": "Memory available for sandboxes, less the node's reserve."
+              },
+              "sandboxes": {
+                "type": "integer",
+                "description": "Sandboxes starting or running on it."
+              },
+              "maxSandboxes": {
+                "type": "integer"
+              },
+              "load": {
+                "type": "number",
+                "description": "One-minute load average."
+              },
+              "runtimes": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              "warmPoolMembers": {
+                "type": "integer",
+                "description": "Ready sandboxes kept warm on it."
+              }
+            }
           }
         }
       },

@@ -256,6 +256,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The cluster's nodes, their state and capacity
+         * @description The hosts of a cluster (`x node`), as the web console shows them: state, capacity and
+         *     the last heartbeat, never their addresses. Empty under `x serve`, which is one host.
+         */
+        get: operations["listNodes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/revoke": {
         parameters: {
             query?: never;
@@ -1397,6 +1418,31 @@ export interface components {
             message: string;
             /** @description Failed step, `base`, `finalize` or the step's 1-based position as a decimal string (the client maps it to its stack trace). */
             step?: string;
+        };
+        ClusterNode: {
+            capacity: {
+                cpus: number;
+                /** @description One-minute load average. */
+                load: number;
+                maxSandboxes: number;
+                /** @description Memory available for sandboxes, less the node's reserve. */
+                memoryFreeMB: number;
+                memoryTotalMB: number;
+                runtimes: string[];
+                /** @description Sandboxes starting or running on it. */
+                sandboxes: number;
+                /** @description Ready sandboxes kept warm on it. */
+                warmPoolMembers: number;
+            };
+            /** Format: date-time */
+            downAt?: string;
+            /** Format: date-time */
+            heartbeatAt: string;
+            nodeID: string;
+            /** Format: date-time */
+            startedAt: string;
+            /** @enum {string} */
+            state: "ready" | "draining" | "down";
         };
         ConnectSandbox: {
             /** @description false resumes from files only (cold boot). Default true. */
@@ -3179,6 +3225,31 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    listNodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The nodes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterNode"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokeOAuthToken: {

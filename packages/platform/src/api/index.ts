@@ -14,6 +14,7 @@ import type { Handlers } from "./handler.js";
 import { OpenApiRouter } from "./openapi.js";
 import { eventRoutes } from "./routes/events.js";
 import { keyRoutes } from "./routes/keys.js";
+import { nodeRoutes } from "./routes/nodes.js";
 import { oauthRoutes } from "./routes/oauth.js";
 import { sandboxLogsRoutes } from "./routes/sandbox-logs.js";
 import { sandboxMetricsRoutes } from "./routes/sandbox-metrics.js";
@@ -69,6 +70,7 @@ export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResp
     getHealth: async () => ({ status: 200, body: { status: "ok", version: o.platformVersion } }),
     ...keyRoutes(o.store),
     ...oauthRoutes(o.store),
+    ...nodeRoutes(o.store),
     ...eventRoutes(o.store),
     ...teamRoutes({ store: o.store, limits }),
     ...sandboxRoutes({

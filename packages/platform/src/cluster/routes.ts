@@ -40,6 +40,7 @@ export const ROUTES: { readonly [Op in OperationId]: RouteBy } = {
   deleteAccessToken: "any",
   refreshAccessToken: "any",
   revokeOAuthToken: "any",
+  listNodes: "any",
   listTeams: "any",
   getTeam: "any",
   getTeamMetrics: "any",

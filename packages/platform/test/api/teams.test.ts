@@ -151,6 +151,42 @@ describe.each(DIALECTS)("teams on %s", (dialect) => {
     ).not.toContain("e2b CLI");
   });
 
+  it("lists a cluster's nodes with their state and capacity, never their addresses", async () => {
+    const nodes = api.t.platform.store.nodes;
+    expect((await api.request("GET", "/nodes")).body).toEqual([]);
+    const capacity = {
+      cpus: 8,
+      memoryTotalMB: 32_000,
+      memoryFreeMB: 20_000,
+      sandboxes: 3,
+      maxSandboxes: 100,
+      load: 0.5,
+      runtimes: ["runc", "runsc"],
+      pool: { b1: 2, b2: 1 },
+    };
+    await nodes.register({
+      id: "n-test",
+      apiUrl: "http://10.9.9.9:3000",
+      trafficUrl: "http://10.9.9.9:3002",
+      capacity,
+    });
+    try {
+      const listed = await api.request("GET", "/nodes", { key: api.other.key });
+      expect(listed.body).toEqual([
+        {
+          nodeID: "n-test",
+          state: "ready",
+          startedAt: expect.any(String),
+          heartbeatAt: expect.any(String),
+          capacity: { ...capacity, pool: undefined, warmPoolMembers: 3 },
+        },
+      ]);
+      expect(JSON.stringify(listed.body)).not.toContain("10.9.9.9");
+    } finally {
+      await nodes.remove("n-test");
+    }
+  });
+
   it("renames keys and shows them with E2B's fields", async () => {
     const created = (await api.request("POST", "/api-keys", { body: { name: "ci" } })).body;
     expect(created).toMatchObject({
