@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
 import { Writable } from "node:stream";
 import { parseArgs } from "node:util";
 import {
@@ -318,6 +320,9 @@ export async function serve(argv: string[]): Promise<number> {
   process.stdout.write(
     [
       `x: platform ready — API ${apiUrl}, sandbox proxy ${proxyUrl}, data in ${config.dataDir}`,
+      ...(config.consoleDir && existsSync(path.join(config.consoleDir, "index.html"))
+        ? [`x: web console ${apiUrl}/console/ (sign in with an API key)`]
+        : []),
       key
         ? `x: first team API key (shown once, keep it): ${key}`
         : "x: API keys: 'x keys create NAME' makes a new one",

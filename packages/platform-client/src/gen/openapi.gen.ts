@@ -5201,6 +5201,9 @@ export const openapiDocument: Record<string, unknown> = {
           "reason": {
             "$ref": "#/components/schemas/SandboxErrorReason"
           },
+          "runtime": {
+            "$ref": "#/components/schemas/SandboxRuntime"
+          },
           "volumeMounts": {
             "type": "array",
             "items": {
@@ -5280,6 +5283,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "reason": {
             "$ref": "#/components/schemas/SandboxErrorReason"
+          },
+          "runtime": {
+            "$ref": "#/components/schemas/SandboxRuntime"
           },
           "allowInternetAccess": {
             "type": "boolean",

@@ -1563,6 +1563,7 @@ export interface components {
             metadata?: components["schemas"]["SandboxMetadata"];
             pauseKind?: components["schemas"]["PauseKind"];
             reason?: components["schemas"]["SandboxErrorReason"];
+            runtime?: components["schemas"]["SandboxRuntime"];
             sandboxID: string;
             /** Format: date-time */
             startedAt: string;
@@ -1771,6 +1772,7 @@ export interface components {
             network?: components["schemas"]["SandboxNetworkConfig"];
             pauseKind?: components["schemas"]["PauseKind"];
             reason?: components["schemas"]["SandboxErrorReason"];
+            runtime?: components["schemas"]["SandboxRuntime"];
             sandboxID: string;
             /** Format: date-time */
             startedAt: string;

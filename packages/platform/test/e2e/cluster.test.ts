@@ -167,6 +167,17 @@ describe("a cluster of three nodes, two apis and two proxies on one machine", ()
       [c.baseLayer],
     );
     expect(holders.map((h) => h.node_id)).toEqual(["n1", "n2", "n3"]);
+
+    // what the console's cluster page shows, through an api: states and capacity, no addresses
+    const { apiUrl, apiKey } = c.client(0, 0);
+    const listed = await (await fetch(`${apiUrl}/nodes`, { headers: { "X-API-Key": apiKey } })).json();
+    expect(listed.map((n: { nodeID: string; state: string }) => [n.nodeID, n.state])).toEqual(
+      c.nodes.map((n) => [n.name, "ready"]),
+    );
+    expect(JSON.stringify(listed)).not.toContain(c.nodes[0]!.apiUrl);
+    // the api serves the console, told it fronts a cluster
+    const config = await (await fetch(`${apiUrl}/console/config.json`)).json();
+    expect(config).toMatchObject({ cluster: true, envdUrl: expect.stringContaining("{sandboxID}") });
   });
 
   step("spreads creates over every node; commands, files and a PTY work through the proxy", async () => {

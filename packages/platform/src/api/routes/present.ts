@@ -39,6 +39,7 @@ export function presentListedSandbox(s: Sandbox, opts: PresentOptions): Schemas[
     state: s.state === "paused" || s.state === "error" || s.state === "lost" ? s.state : "running",
     ...(s.pauseKind && s.state === "paused" ? { pauseKind: s.pauseKind } : {}),
     ...((s.state === "error" || s.state === "lost") && s.reason ? { reason: s.reason } : {}),
+    runtime: s.runtime,
     volumeMounts: s.volumeMounts.map((m) => ({ name: m.name, path: m.path })),
   };
 }
