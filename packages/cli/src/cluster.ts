@@ -38,6 +38,8 @@ const NODE_HELP = `x node: run this host as a node of a cluster (sandboxes, warm
                          by digest, so a template outlives the nodes that hold it (X_LAYER_STORE)
     --database-url URL   the cluster's PostgreSQL (X_DATABASE_URL, required)
     --domain NAME        the sandbox domain the proxies serve (X_DOMAIN)
+    --secrets-key-file F the key that encrypts teams' secrets: every node must be given the
+                         same file, or a node cannot read what another sealed (X_SECRETS_KEY_FILE)
   x node list            the cluster's nodes, their state and capacity
   x node drain NAME      no new sandboxes on NAME; its running ones are kept
   x node undrain NAME    NAME takes sandboxes again

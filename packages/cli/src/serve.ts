@@ -70,6 +70,10 @@ ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUN
   --tls-cert FILE, --tls-key FILE
                       your certificate for *.DOMAIN and its key, PEM (X_TLS_CERT, X_TLS_KEY);
                       by default a local CA made on first start (DATA_DIR/tls) signs one
+  --secrets-key-file FILE
+                      the 32-byte key that encrypts teams' secrets at rest, kept apart from the
+                      database (X_SECRETS_KEY_FILE; by default DATA_DIR/keys/secrets.key, made on
+                      first start); every node of a cluster must be given the same file
   --dns-listen IP:PORT
                       answer DNS for DOMAIN and *.DOMAIN there with the proxy's address, for
                       machines that use it as resolver (X_DNS_LISTEN, default off)
@@ -129,6 +133,7 @@ export function serveConfig(argv: string[]): ServeOptions {
       "tls-cert": { type: "string" },
       "tls-key": { type: "string" },
       "dns-listen": { type: "string" },
+      "secrets-key-file": { type: "string" },
       "registry-mirror": { type: "string", multiple: true },
       "insecure-registry": { type: "string", multiple: true },
       "log-level": { type: "string" },
@@ -186,6 +191,7 @@ export function serveConfig(argv: string[]): ServeOptions {
   const tlsKey = values["tls-key"] ?? env.X_TLS_KEY;
   if ((tlsCert === undefined) !== (tlsKey === undefined))
     throw new Error("--tls-cert and --tls-key go together");
+  const secretsKeyFile = values["secrets-key-file"] ?? env.X_SECRETS_KEY_FILE;
   const dnsListen = values["dns-listen"] ?? env.X_DNS_LISTEN;
   if (dnsListen !== undefined && !/^(\[[^\]]+\]|[^:]+):\d+$/.test(dnsListen))
     throw new Error(`--dns-listen must be IP:PORT, got ${dnsListen}`);
@@ -236,6 +242,7 @@ export function serveConfig(argv: string[]): ServeOptions {
       ...(tlsPort === "off" ? {} : { tlsPort: port(tlsPort, DEFAULT_TLS_PORT, "--tls-port") }),
       ...(tlsCert !== undefined ? { tlsCertFile: tlsCert, tlsKeyFile: tlsKey } : {}),
       ...(dnsListen !== undefined ? { dnsListen } : {}),
+      ...(secretsKeyFile !== undefined ? { secretsKeyFile } : {}),
       ...(registryMirrors ? { registryMirrors } : {}),
       ...(insecureRegistries ? { insecureRegistries } : {}),
       envdDir: envdBundleDir(),

@@ -73,6 +73,12 @@ export interface PlatformConfig {
   insecureRegistries?: string[];
   /** The web console's built files (`@x/console`'s `dist/`), served under `/console/`; no console when unset. */
   consoleDir?: string;
+  /**
+   * The 32-byte key (a file, apart from the database) that seals teams' secrets at rest; made
+   * under `<dataDir>/keys/secrets.key` on first start when unset. A cluster's nodes must all
+   * be given the same file.
+   */
+  secretsKeyFile?: string;
   /** Set for `x node`: this platform is a node of a cluster on the PostgreSQL catalog. */
   cluster?: ClusterNodeConfig;
 }

@@ -12,6 +12,7 @@ import { Guardian } from "./lib/guardian.js";
 import { createLogger, type Logger } from "./lib/log.js";
 import { Teardown } from "./lib/teardown.js";
 import { PLATFORM_VERSION } from "./lib/version.js";
+import type { PlaceholderValues } from "./model/placeholders.js";
 import type { Team } from "./model/team.js";
 import { parseUpstream } from "./network/dns-forwarder.js";
 import { MetricsSampler } from "./observability/metrics-sampler.js";
@@ -20,6 +21,8 @@ import type { WarmPool } from "./orchestrator/warm-pool.js";
 import { ENVD_PORT, proxyCertificate, registerProxyMetrics } from "./proxy/index.js";
 import type { ImageBuildProgress } from "./rootfs/base-image.js";
 import { startSandboxSide } from "./sandbox-side.js";
+import { SecretBox } from "./secrets/secret-box.js";
+import { Secrets, SecretsPlaceholderValues } from "./secrets/secrets.js";
 import { openStore, type Store } from "./store/index.js";
 import { ensureBaseTemplate } from "./templates/base-template.js";
 import { createBuildService } from "./templates/build-service.js";
@@ -48,6 +51,13 @@ export interface Platform {
   caFile?: string;
   /** The port of the sandbox domain's DNS listener, when there is one. */
   dnsListenPort?: number;
+  /** Teams' secrets, sealed at rest with the platform's key. */
+  secrets: Secrets;
+  /**
+   * Where the egress proxy gets the values of header placeholders at request time: a team's
+   * secret (its current version) and a sandbox's identity tokens.
+   */
+  placeholders: PlaceholderValues;
   /** Set on the first start only: the first team's API key, shown once. */
   firstApiKey?: string;
   /** The first team created on first start (for the CLI's demo and key commands). */
@@ -126,6 +136,9 @@ async function wire(
           keyFile: config.tlsKeyFile,
         });
   if (config.cluster) requirePostgres(config.databaseUrl, "node");
+  const secretsKey = await SecretBox.open({ file: config.secretsKeyFile, dataDir: config.dataDir });
+  if (secretsKey.created)
+    log.info({ file: secretsKey.file }, "made a secrets key; a cluster's nodes must all be given this file");
   teardown.defer("run directory", await claimRunDir(config, log));
   if (hooks.cleanupCommand) {
     const guardian = Guardian.start({
@@ -144,6 +157,9 @@ async function wire(
     nodeId: config.cluster?.nodeId,
   });
   teardown.defer("store", () => store.close());
+  const secrets = new Secrets(store, secretsKey.box, root.child({ component: "secrets" }));
+  const secretValues = new SecretsPlaceholderValues(secrets);
+  await secrets.checkKey();
   const children = childRecords(config, root);
   await children.endLeftovers();
   // beyond one machine: layers come from and go to other nodes, bootstrap is shared
@@ -208,6 +224,7 @@ async function wire(
     orchestrator,
     builds,
     volumes,
+    secrets,
     sampler,
     log: apiLog,
     domain: front.publicDomain,
@@ -285,6 +302,12 @@ async function wire(
     ...(front.https ? { tlsPort: front.https.port } : {}),
     ...(tlsIdentity?.caFile ? { caFile: tlsIdentity.caFile } : {}),
     ...(front.dnsListenPort !== undefined ? { dnsListenPort: front.dnsListenPort } : {}),
+    secrets,
+    placeholders: {
+      secret: (teamId, name) => secretValues.secret(teamId, name),
+      // no sandbox registers identity tokens yet (create refuses `iam`)
+      identityToken: async () => undefined,
+    },
     firstApiKey,
     defaultTeam: () => store.teams.defaultTeam(),
     close: async (opts = {}) => {

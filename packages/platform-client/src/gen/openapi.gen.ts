@@ -75,6 +75,10 @@ export const openapiDocument: Record<string, unknown> = {
       "description": "Files of a volume, with the volume's own token (`Authorization: Bearer`), on the\nAPI's port (the client's `E2B_VOLUME_API_URL`).\n"
     },
     {
+      "name": "Secrets",
+      "description": "Secrets of a team, encrypted at rest and never returned: the egress proxy puts their\nvalues into a sandbox's outbound request headers (`${e2b.secrets.NAME}`).\n"
+    },
+    {
       "name": "Health",
       "description": "Liveness of the API."
     },
@@ -3922,6 +3926,232 @@ export const openapiDocument: Record<string, unknown> = {
         }
       }
     },
+    "/secrets": {
+      "get": {
+        "tags": [
+          "Secrets"
+        ],
+        "operationId": "listSecrets",
+        "summary": "List the team's secrets",
+        "description": "The team's secrets, newest first, paged like the API's other lists. No answer under\n`/secrets` ever carries a value, and every one has `Cache-Control: no-store`.\n",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/paginationLimit"
+          },
+          {
+            "$ref": "#/components/parameters/paginationNextToken"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "One page of the team's secrets.",
+            "headers": {
+              "X-Next-Token": {
+                "$ref": "#/components/headers/XNextToken"
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/Secret"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "post": {
+        "tags": [
+          "Secrets"
+        ],
+        "operationId": "createSecret",
+        "summary": "Create a secret",
+        "description": "Stores the secret's first version, encrypted at rest. The name is trimmed and\nlower-cased (1-128 of `a-z0-9_-`, not starting with `sec_`) and unique within the\nteam (409 otherwise). The value is never returned; the egress proxy puts it in\nplace of `${e2b.secrets.NAME}` in a sandbox's header transforms.\n",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/NewSecret"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The secret, without its value.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Secret"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/secrets/{secretID}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/secretID"
+        }
+      ],
+      "get": {
+        "tags": [
+          "Secrets"
+        ],
+        "operationId": "getSecret",
+        "summary": "Get a secret, without its value",
+        "responses": {
+          "200": {
+            "description": "The secret, without its value.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Secret"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "post": {
+        "tags": [
+          "Secrets"
+        ],
+        "operationId": "updateSecret",
+        "summary": "Store a new version of a secret",
+        "description": "The value becomes the secret's new current version (`currentVersion` + 1); older\nversions are kept but never used. Metadata left out is kept; metadata given (even\n`{}`) replaces it.\n",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SecretUpdate"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The secret, without its value.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Secret"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "delete": {
+        "tags": [
+          "Secrets"
+        ],
+        "operationId": "deleteSecret",
+        "summary": "Delete a secret and every version of it",
+        "responses": {
+          "204": {
+            "description": "The secret and its versions are gone."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/nodes": {
       "get": {
         "tags": [
@@ -4019,6 +4249,15 @@ export const openapiDocument: Record<string, unknown> = {
           "type": "integer",
           "format": "int64",
           "minimum": 0
+        }
+      },
+      "secretID": {
+        "name": "secretID",
+        "in": "path",
+        "description": "The secret's identifier (`sec_` and 26 base32 characters) or its name.",
+        "required": true,
+        "schema": {
+          "type": "string"
         }
       },
       "volumeID": {
@@ -4837,6 +5076,84 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "iam": {
             "$ref": "#/components/schemas/SandboxIam"
+          }
+        }
+      },
+      "NewSecret": {
+        "type": "object",
+        "required": [
+          "name",
+          "value"
+        ],
+        "properties": {
+          "name": {
+            "type": "string",
+            "description": "Unique within the team; trimmed and lower-cased before it is stored."
+          },
+          "value": {
+            "type": "string",
+            "description": "The secret's first value: non-empty, at most 64 KiB, no NUL. Never returned."
+          },
+          "metadata": {
+            "$ref": "#/components/schemas/SecretMetadata"
+          }
+        }
+      },
+      "SecretUpdate": {
+        "type": "object",
+        "required": [
+          "value"
+        ],
+        "properties": {
+          "value": {
+            "type": "string",
+            "description": "The secret's new value (its next version). Never returned."
+          },
+          "metadata": {
+            "$ref": "#/components/schemas/SecretMetadata"
+          }
+        }
+      },
+      "SecretMetadata": {
+        "type": "object",
+        "description": "At most 32 entries; keys at most 128 bytes, values at most 1024 bytes, 8192 bytes in\nall. Always present in answers, `{}` when unset.\n",
+        "additionalProperties": {
+          "type": "string"
+        }
+      },
+      "Secret": {
+        "type": "object",
+        "description": "A secret as the API shows it, never with its value.",
+        "required": [
+          "secretID",
+          "name",
+          "currentVersion",
+          "metadata",
+          "createdAt",
+          "updatedAt"
+        ],
+        "properties": {
+          "secretID": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "currentVersion": {
+            "type": "integer",
+            "format": "int64",
+            "description": "The version in use; 1 for a new secret, one more for each update."
+          },
+          "metadata": {
+            "$ref": "#/components/schemas/SecretMetadata"
+          },
+          "createdAt": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updatedAt": {
+            "type": "string",
+            "format": "date-time"
           }
         }
       },

@@ -663,6 +663,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the team's secrets
+         * @description The team's secrets, newest first, paged like the API's other lists. No answer under
+         *     `/secrets` ever carries a value, and every one has `Cache-Control: no-store`.
+         */
+        get: operations["listSecrets"];
+        put?: never;
+        /**
+         * Create a secret
+         * @description Stores the secret's first version, encrypted at rest. The name is trimmed and
+         *     lower-cased (1-128 of `a-z0-9_-`, not starting with `sec_`) and unique within the
+         *     team (409 otherwise). The value is never returned; the egress proxy puts it in
+         *     place of `${e2b.secrets.NAME}` in a sandbox's header transforms.
+         */
+        post: operations["createSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/secrets/{secretID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The secret's identifier (`sec_` and 26 base32 characters) or its name. */
+                secretID: components["parameters"]["secretID"];
+            };
+            cookie?: never;
+        };
+        /** Get a secret, without its value */
+        get: operations["getSecret"];
+        put?: never;
+        /**
+         * Store a new version of a secret
+         * @description The value becomes the secret's new current version (`currentVersion` + 1); older
+         *     versions are kept but never used. Metadata left out is kept; metadata given (even
+         *     `{}`) replaces it.
+         */
+        post: operations["updateSecret"];
+        /** Delete a secret and every version of it */
+        delete: operations["deleteSecret"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/snapshots": {
         parameters: {
             query?: never;
@@ -1675,6 +1730,13 @@ export interface components {
             timeout?: number;
             volumeMounts?: components["schemas"]["SandboxVolumeMount"][];
         };
+        NewSecret: {
+            metadata?: components["schemas"]["SecretMetadata"];
+            /** @description Unique within the team; trimmed and lower-cased before it is stored. */
+            name: string;
+            /** @description The secret's first value: non-empty, at most 64 KiB, no NUL. Never returned. */
+            value: string;
+        };
         NewVolume: {
             /** @description Letters, digits, `_` and `-`; unique within the team. */
             name: string;
@@ -2092,6 +2154,33 @@ export interface components {
         SandboxVolumeMount: {
             name: string;
             path: string;
+        };
+        /** @description A secret as the API shows it, never with its value. */
+        Secret: {
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: int64
+             * @description The version in use; 1 for a new secret, one more for each update.
+             */
+            currentVersion: number;
+            metadata: components["schemas"]["SecretMetadata"];
+            name: string;
+            secretID: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /**
+         * @description At most 32 entries; keys at most 128 bytes, values at most 1024 bytes, 8192 bytes in
+         *     all. Always present in answers, `{}` when unset.
+         */
+        SecretMetadata: {
+            [key: string]: string;
+        };
+        SecretUpdate: {
+            metadata?: components["schemas"]["SecretMetadata"];
+            /** @description The secret's new value (its next version). Never returned. */
+            value: string;
         };
         Snapshot: {
             kind?: components["schemas"]["SnapshotKind"];
@@ -2723,6 +2812,8 @@ export interface components {
         paginationNextToken: string;
         /** @description Identifier of the sandbox. */
         sandboxID: string;
+        /** @description The secret's identifier (`sec_` and 26 base32 characters) or its name. */
+        secretID: string;
         /** @description Identifier of the team. */
         teamID: string;
         /**
@@ -3844,6 +3935,157 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSecrets: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of items per page. */
+                limit?: components["parameters"]["paginationLimit"];
+                /** @description Cursor to start the list from (an `X-Next-Token` value of a previous page). */
+                nextToken?: components["parameters"]["paginationNextToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the team's secrets. */
+            200: {
+                headers: {
+                    "X-Next-Token": components["headers"]["XNextToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Secret"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewSecret"];
+            };
+        };
+        responses: {
+            /** @description The secret, without its value. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Secret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The secret's identifier (`sec_` and 26 base32 characters) or its name. */
+                secretID: components["parameters"]["secretID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret, without its value. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Secret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The secret's identifier (`sec_` and 26 base32 characters) or its name. */
+                secretID: components["parameters"]["secretID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SecretUpdate"];
+            };
+        };
+        responses: {
+            /** @description The secret, without its value. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Secret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The secret's identifier (`sec_` and 26 base32 characters) or its name. */
+                secretID: components["parameters"]["secretID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret and its versions are gone. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -63,6 +63,9 @@ export function frontDoor(o: FrontDoorOptions): Listener {
   async function handle(req: IncomingMessage, res: ServerResponse, seen: Seen): Promise<void> {
     const url = parseUrl(req.url);
     seen.path = url.pathname;
+    // as E2B's: nothing about a secret is kept by a cache, errors included
+    if (url.pathname === "/secrets" || url.pathname.startsWith("/secrets/"))
+      res.setHeader("Cache-Control", "no-store");
     const match = o.router.match(req.method ?? "GET", url.pathname);
     if (match === "method-not-allowed")
       return sendError(res, 405, `${req.method} is not allowed on ${url.pathname}`);

@@ -6,6 +6,7 @@ import type { PlatformLimits } from "../model/team.js";
 import type { Registry } from "../observability/metrics.js";
 import type { MetricsSampler } from "../observability/metrics-sampler.js";
 import type { Orchestrator } from "../orchestrator/orchestrator.js";
+import type { Secrets } from "../secrets/secrets.js";
 import type { Store } from "../store/index.js";
 import type { BuildService } from "../templates/build-service.js";
 import type { Volumes } from "../volumes/volumes.js";
@@ -20,6 +21,7 @@ import { sandboxLogsRoutes } from "./routes/sandbox-logs.js";
 import { sandboxMetricsRoutes } from "./routes/sandbox-metrics.js";
 import { type NetworkDecision, sandboxNetworkRoutes } from "./routes/sandbox-network.js";
 import { sandboxRoutes } from "./routes/sandboxes.js";
+import { secretRoutes } from "./routes/secrets.js";
 import { snapshotRoutes } from "./routes/snapshots.js";
 import { teamRoutes } from "./routes/teams.js";
 import { templateRoutes } from "./routes/templates.js";
@@ -32,6 +34,7 @@ export interface ApiOptions {
   orchestrator: Orchestrator;
   builds: BuildService;
   volumes: Volumes;
+  secrets: Secrets;
   sampler: MetricsSampler;
   log: Logger;
   domain: string;
@@ -94,6 +97,7 @@ export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResp
       dropWarmPools: o.dropWarmPools,
     }),
     ...volumeRoutes(o.volumes),
+    ...secretRoutes(o.secrets),
     ...volumeContentRoutes(o.volumes),
     ...snapshotRoutes({
       ...present,

@@ -78,6 +78,13 @@ export const ROUTES: { readonly [Op in OperationId]: RouteBy } = {
   deleteWebhook: "any",
   listWebhookDeliveries: "any",
 
+  // secrets are the catalog's; every node seals and opens them with the cluster's one key
+  listSecrets: "any",
+  createSecret: "any",
+  getSecret: "any",
+  updateSecret: "any",
+  deleteSecret: "any",
+
   listVolumes: "any",
   createVolume: "place-volume",
   getVolume: "volume",

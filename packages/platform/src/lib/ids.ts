@@ -66,3 +66,27 @@ export function nowIso(date?: Date): string {
   lastIssued = Math.max(Date.now(), lastIssued + 1);
   return new Date(lastIssued).toISOString();
 }
+
+/** TypeID's base32 (Crockford's, lower case): 26 characters carry 128 bits, the first at most `7`. */
+const TYPEID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
+const TYPEID_SUFFIX = /^[0-7][0-9abcdefghjkmnpqrstvwxyz]{25}$/;
+
+/** A TypeID (`prefix_` and a UUIDv7 in 26 base32 characters): sorts by creation time, as E2B's ids. */
+export function newTypeId(prefix: string, now = Date.now()): string {
+  const bytes = randomBytes(16);
+  bytes.writeUIntBE(now, 0, 6);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x70; // version 7
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80; // variant 10
+  let value = BigInt(`0x${bytes.toString("hex")}`);
+  let out = "";
+  for (let i = 0; i < 26; i++) {
+    out = TYPEID_ALPHABET[Number(value & 31n)] + out;
+    value >>= 5n;
+  }
+  return `${prefix}_${out}`;
+}
+
+/** Whether `id` is a TypeID of this prefix, parsed strictly (lower case, 26 characters, at most 128 bits). */
+export function isTypeId(id: string, prefix: string): boolean {
+  return id.startsWith(`${prefix}_`) && TYPEID_SUFFIX.test(id.slice(prefix.length + 1));
+}

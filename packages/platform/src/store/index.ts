@@ -8,6 +8,7 @@ import { NodeStore } from "./nodes.js";
 import { PlacementStore } from "./placements.js";
 import { SandboxStore } from "./sandboxes.js";
 import type { Database } from "./schema.js";
+import { SecretStore } from "./secrets.js";
 import { SnapshotStore } from "./snapshots.js";
 import { TeamStore } from "./teams.js";
 import { TemplateStore } from "./templates.js";
@@ -22,6 +23,7 @@ export type { LayerRecord } from "./layer-catalog.js";
 export { LOCAL_NODE } from "./migrations.js";
 export type { ClusterNode, NodeCapacity, NodeState } from "./nodes.js";
 export type { SandboxChanges, SandboxListFilter } from "./sandboxes.js";
+export type { CurrentSealedValue, Seal, SealedValue } from "./secrets.js";
 export type { CreatedKey } from "./teams.js";
 export type { BuildChanges, NewBuild } from "./template-builds.js";
 export type { TemplateTag } from "./templates.js";
@@ -37,6 +39,8 @@ export interface Store {
   snapshots: SnapshotStore;
   volumes: VolumeStore;
   events: EventStore;
+  /** Teams' secrets, their values sealed (the secrets service holds the key). */
+  secrets: SecretStore;
   /** Teams' lifecycle webhooks, and their outbox: deliveries and the log of attempts. */
   webhooks: WebhookStore;
   webhookDeliveries: WebhookDeliveryStore;
@@ -70,6 +74,7 @@ export async function openStore(options: DbOptions & { nodeId?: string }): Promi
     snapshots: new SnapshotStore(kysely),
     volumes: new VolumeStore(kysely, nodeId),
     events: new EventStore(kysely),
+    secrets: new SecretStore(kysely),
     webhooks: new WebhookStore(kysely),
     webhookDeliveries: new WebhookDeliveryStore(kysely),
     nodes: new NodeStore(kysely),

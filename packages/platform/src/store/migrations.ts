@@ -379,6 +379,38 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex("events_team").on("events").columns(["team_id", "id"]).execute();
     },
   },
+  // teams' secrets: the record, and each version's value sealed with the platform's key
+  // (AES-256-GCM; the key lives in a file, never here), kept until the secret is deleted
+  "0012-secrets": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("secrets")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("team_id", "text", (c) => c.notNull().references("teams.id").onDelete("cascade"))
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("current_version", "integer", (c) => c.notNull())
+        .addColumn("metadata", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .addUniqueConstraint("secrets_team_name", ["team_id", "name"])
+        .execute();
+      await db.schema
+        .createIndex("secrets_team_created")
+        .on("secrets")
+        .columns(["team_id", "created_at", "id"])
+        .execute();
+      await db.schema
+        .createTable("secret_versions")
+        .addColumn("secret_id", "text", (c) => c.notNull().references("secrets.id").onDelete("cascade"))
+        .addColumn("version", "integer", (c) => c.notNull())
+        .addColumn("key_id", "text", (c) => c.notNull())
+        .addColumn("nonce", "text", (c) => c.notNull())
+        .addColumn("ciphertext", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("secret_versions_pk", ["secret_id", "version"])
+        .execute();
+    },
+  },
 };
 
 /** The node id of `x serve`, and of rows from before nodes existed. */

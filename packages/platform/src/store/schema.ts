@@ -24,6 +24,34 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   webhook_cursor: WebhookCursorTable;
+  secrets: SecretsTable;
+  secret_versions: SecretVersionsTable;
+}
+
+/** A team's secret (store/secrets.ts); its values are in `secret_versions`. */
+export interface SecretsTable {
+  id: string;
+  team_id: string;
+  /** Normalised (trimmed, lower case); unique within the team. */
+  name: string;
+  current_version: number;
+  /** JSON object of string values. */
+  metadata: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One version of a secret's value, sealed (AES-256-GCM, the secret's id and version as associated data). */
+export interface SecretVersionsTable {
+  secret_id: string;
+  version: number;
+  /** Which key sealed it (a fingerprint, never the key): a wrong key is named as such. */
+  key_id: string;
+  /** base64 of the 12-byte nonce. */
+  nonce: string;
+  /** base64 of the ciphertext and its 16-byte tag. */
+  ciphertext: string;
+  created_at: string;
 }
 
 /** A team's lifecycle webhook (store/webhooks.ts). */

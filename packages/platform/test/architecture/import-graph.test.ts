@@ -26,6 +26,7 @@ const LAYERS: Record<string, number> = {
   sandbox: 3,
   volumes: 3,
   webhooks: 3,
+  secrets: 3,
   orchestrator: 4,
   templates: 4,
   observability: 4,

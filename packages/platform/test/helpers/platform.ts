@@ -5,6 +5,7 @@ import { Sandbox } from "e2b";
 import {
   createLogger,
   DEFAULTS,
+  type Logger,
   type LogLevel,
   type Platform,
   type PlatformConfig,
@@ -59,8 +60,11 @@ export async function startTestPlatform(
         | "registryMirrors"
         | "insecureRegistries"
         | "consoleDir"
+        | "secretsKeyFile"
       >
     >;
+    /** The platform's logger; a quiet one (warnings up, X_LOG_LEVEL to change) when unset. */
+    log?: Logger;
   } = {},
 ): Promise<TestPlatform> {
   const scratch = mkdtempSync(path.join(os.tmpdir(), "x-platform-"));
@@ -85,10 +89,12 @@ export async function startTestPlatform(
     ...opts.config,
   };
   // quiet unless asked (X_LOG_LEVEL=debug): the suite's output is for failures
-  const log = createLogger({
-    level: (process.env.X_LOG_LEVEL as LogLevel | undefined) ?? "warn",
-    format: "json",
-  });
+  const log =
+    opts.log ??
+    createLogger({
+      level: (process.env.X_LOG_LEVEL as LogLevel | undefined) ?? "warn",
+      format: "json",
+    });
   const platform = await startPlatform(config, { log });
   // a store of the test's own that outlives one platform (opts.databaseUrl) has its first key
   // already given out: such a test gets a new one
