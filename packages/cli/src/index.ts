@@ -1,4 +1,5 @@
 import { sandbox } from "./commands/sandbox.js";
+import { secret } from "./commands/secret.js";
 import { snapshot } from "./commands/snapshot.js";
 import { template } from "./commands/template.js";
 import { volume } from "./commands/volume.js";
@@ -27,6 +28,7 @@ use it (over HTTP, like any client; X_API_URL, X_PROXY_URL and X_API_KEY say whe
   template  build templates from a Dockerfile-like file; list, get, tag and delete them
   snapshot  snapshot sandboxes and list the snapshots
   volume    persistent volumes: create, list, delete; list, read and write their files
+  secret    secrets for sandboxes' outbound request headers: create, update, list, delete
   webhook   sandbox lifecycle webhooks: create, list, delete; their delivery log
 
 'x COMMAND --help' for each.
@@ -62,6 +64,9 @@ async function dispatch(command: string | undefined, rest: string[], io: Io): Pr
     case "volume":
     case "volumes":
       return volume(rest, io);
+    case "secret":
+    case "secrets":
+      return secret(rest, io);
     case "webhook":
     case "webhooks":
       return webhook(rest, io);
@@ -87,7 +92,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       io.err(`${err.message}\n`);
       return err.exitCode;
     }
-    if (["sandbox", "template", "snapshot", "volume", "webhook"].includes(command ?? "")) {
+    if (["sandbox", "template", "snapshot", "volume", "secret", "webhook"].includes(command ?? "")) {
       io.err(`x ${command}: ${explain(err)}\n`);
       return 1;
     }

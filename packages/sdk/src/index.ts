@@ -41,6 +41,7 @@ export {
   type SandboxListOptions,
   type SnapshotInfo,
 } from "./sandbox.js";
+export { Secret, type SecretInfo, type SecretListOptions, type SecretWriteOptions } from "./secret.js";
 export { Snapshot, type SnapshotListOptions } from "./snapshot.js";
 export {
   type AssignedTags,
