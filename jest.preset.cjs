@@ -18,8 +18,8 @@ module.exports = (dir, overrides = {}) => ({
       },
     ],
   },
-  // ESM-only dependencies of the public e2b client (chalk) are compiled to CommonJS too.
-  transformIgnorePatterns: ["/node_modules/(?!(\\.pnpm/)?(e2b|@x|chalk)[/+@])"],
+  // ESM-only dependencies (chalk of the public e2b client, jose) are compiled to CommonJS too.
+  transformIgnorePatterns: ["/node_modules/(?!(\\.pnpm/)?(e2b|@x|chalk|jose)[/+@])"],
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   ...overrides,
 });

@@ -40,6 +40,11 @@ const NODE_HELP = `x node: run this host as a node of a cluster (sandboxes, warm
     --domain NAME        the sandbox domain the proxies serve (X_DOMAIN)
     --secrets-key-file F the key that encrypts teams' secrets: every node must be given the
                          same file, or a node cannot read what another sealed (X_SECRETS_KEY_FILE)
+    --identity-key-file F
+                         the key that signs sandboxes' identity tokens: the same file on every
+                         node, so the key set any node publishes verifies all (X_IDENTITY_KEY_FILE)
+    --identity-issuer URL
+                         the tokens' iss: the address of the cluster's x api (X_IDENTITY_ISSUER)
   x node list            the cluster's nodes, their state and capacity
   x node drain NAME      no new sandboxes on NAME; its running ones are kept
   x node undrain NAME    NAME takes sandboxes again

@@ -74,6 +74,17 @@ ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUN
                       the 32-byte key that encrypts teams' secrets at rest, kept apart from the
                       database (X_SECRETS_KEY_FILE; by default DATA_DIR/keys/secrets.key, made on
                       first start); every node of a cluster must be given the same file
+  --identity-key-file FILE
+                      the ES256 key (a private JWK) that signs sandboxes' identity tokens
+                      (X_IDENTITY_KEY_FILE; by default DATA_DIR/keys/identity.jwk, made on first
+                      start); every node of a cluster must be given the same file
+  --identity-issuer URL
+                      the tokens' iss: the API's URL as relying parties reach it, which serves
+                      /.well-known/jwks.json and /.well-known/openid-configuration
+                      (X_IDENTITY_ISSUER, default http://HOST:PORT of the API)
+  --identity-trust-domain NAME
+                      the SPIFFE trust domain of the tokens' sub (X_IDENTITY_TRUST_DOMAIN,
+                      default DOMAIN)
   --dns-listen IP:PORT
                       answer DNS for DOMAIN and *.DOMAIN there with the proxy's address, for
                       machines that use it as resolver (X_DNS_LISTEN, default off)
@@ -134,6 +145,9 @@ export function serveConfig(argv: string[]): ServeOptions {
       "tls-key": { type: "string" },
       "dns-listen": { type: "string" },
       "secrets-key-file": { type: "string" },
+      "identity-key-file": { type: "string" },
+      "identity-issuer": { type: "string" },
+      "identity-trust-domain": { type: "string" },
       "registry-mirror": { type: "string", multiple: true },
       "insecure-registry": { type: "string", multiple: true },
       "log-level": { type: "string" },
@@ -192,6 +206,11 @@ export function serveConfig(argv: string[]): ServeOptions {
   if ((tlsCert === undefined) !== (tlsKey === undefined))
     throw new Error("--tls-cert and --tls-key go together");
   const secretsKeyFile = values["secrets-key-file"] ?? env.X_SECRETS_KEY_FILE;
+  const identityKeyFile = values["identity-key-file"] ?? env.X_IDENTITY_KEY_FILE;
+  const identityIssuer = values["identity-issuer"] ?? env.X_IDENTITY_ISSUER;
+  if (identityIssuer !== undefined && !/^https?:\/\/[^/]/.test(identityIssuer))
+    throw new Error(`--identity-issuer must be an http(s) URL, got ${identityIssuer}`);
+  const identityTrustDomain = values["identity-trust-domain"] ?? env.X_IDENTITY_TRUST_DOMAIN;
   const dnsListen = values["dns-listen"] ?? env.X_DNS_LISTEN;
   if (dnsListen !== undefined && !/^(\[[^\]]+\]|[^:]+):\d+$/.test(dnsListen))
     throw new Error(`--dns-listen must be IP:PORT, got ${dnsListen}`);
@@ -243,6 +262,9 @@ export function serveConfig(argv: string[]): ServeOptions {
       ...(tlsCert !== undefined ? { tlsCertFile: tlsCert, tlsKeyFile: tlsKey } : {}),
       ...(dnsListen !== undefined ? { dnsListen } : {}),
       ...(secretsKeyFile !== undefined ? { secretsKeyFile } : {}),
+      ...(identityKeyFile !== undefined ? { identityKeyFile } : {}),
+      ...(identityIssuer !== undefined ? { identityIssuer } : {}),
+      ...(identityTrustDomain !== undefined ? { identityTrustDomain } : {}),
       ...(registryMirrors ? { registryMirrors } : {}),
       ...(insecureRegistries ? { insecureRegistries } : {}),
       envdDir: envdBundleDir(),

@@ -79,6 +79,19 @@ export interface PlatformConfig {
    * be given the same file.
    */
   secretsKeyFile?: string;
+  /**
+   * The ES256 key (a private JWK, in a file) that signs sandboxes' identity tokens; made under
+   * `<dataDir>/keys/identity.jwk` on first start when unset. A cluster's nodes must all be
+   * given the same file.
+   */
+  identityKeyFile?: string;
+  /**
+   * The identity tokens' `iss`: the URL clients reach the platform API at, where relying
+   * parties find `/.well-known/openid-configuration`; `http://HOST:PORT` of the API by default.
+   */
+  identityIssuer?: string;
+  /** The SPIFFE trust domain of identity tokens' `sub`; `domain` by default. */
+  identityTrustDomain?: string;
   /** Set for `x node`: this platform is a node of a cluster on the PostgreSQL catalog. */
   cluster?: ClusterNodeConfig;
 }

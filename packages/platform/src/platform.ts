@@ -7,6 +7,8 @@ import { requirePostgres } from "./cluster/roles.js";
 import type { PlatformConfig } from "./config.js";
 import { withConsole } from "./console/console-surface.js";
 import { bindFrontPorts } from "./front-ports.js";
+import { IdentityKey } from "./identity/identity-key.js";
+import { IdentityTokens } from "./identity/identity-tokens.js";
 import { crashPoint } from "./lib/crash-point.js";
 import { Guardian } from "./lib/guardian.js";
 import { createLogger, type Logger } from "./lib/log.js";
@@ -58,6 +60,8 @@ export interface Platform {
    * secret (its current version) and a sandbox's identity tokens.
    */
   placeholders: PlaceholderValues;
+  /** Sandboxes' workload identity tokens (JWT-SVIDs) and the key set that verifies them. */
+  identityTokens: IdentityTokens;
   /** Set on the first start only: the first team's API key, shown once. */
   firstApiKey?: string;
   /** The first team created on first start (for the CLI's demo and key commands). */
@@ -139,6 +143,12 @@ async function wire(
   const secretsKey = await SecretBox.open({ file: config.secretsKeyFile, dataDir: config.dataDir });
   if (secretsKey.created)
     log.info({ file: secretsKey.file }, "made a secrets key; a cluster's nodes must all be given this file");
+  const identityKey = await IdentityKey.open({ file: config.identityKeyFile, dataDir: config.dataDir });
+  if (identityKey.created)
+    log.info(
+      { file: identityKey.file },
+      "made an identity-token signing key; a cluster's nodes must all be given this file",
+    );
   teardown.defer("run directory", await claimRunDir(config, log));
   if (hooks.cleanupCommand) {
     const guardian = Guardian.start({
@@ -218,6 +228,12 @@ async function wire(
   webhooks.start();
   teardown.defer("webhook dispatcher", () => webhooks.stop());
   registerProxyMetrics(metrics.registry, () => front.proxy.metrics);
+  const identityTokens = new IdentityTokens({
+    store,
+    key: identityKey.key,
+    issuer: config.identityIssuer ?? apiUrlOf(config.host, front.apiPort),
+    trustDomain: config.identityTrustDomain ?? config.domain,
+  });
   const apiLog = root.child({ component: "api" });
   const apiHandler = createApi({
     store,
@@ -225,6 +241,7 @@ async function wire(
     builds,
     volumes,
     secrets,
+    identityTokens,
     sampler,
     log: apiLog,
     domain: front.publicDomain,
@@ -303,10 +320,10 @@ async function wire(
     ...(tlsIdentity?.caFile ? { caFile: tlsIdentity.caFile } : {}),
     ...(front.dnsListenPort !== undefined ? { dnsListenPort: front.dnsListenPort } : {}),
     secrets,
+    identityTokens,
     placeholders: {
       secret: (teamId, name) => secretValues.secret(teamId, name),
-      // no sandbox registers identity tokens yet (create refuses `iam`)
-      identityToken: async () => undefined,
+      identityToken: (sandboxId, name) => identityTokens.identityToken(sandboxId, name),
     },
     firstApiKey,
     defaultTeam: () => store.teams.defaultTeam(),
@@ -315,4 +332,10 @@ async function wire(
       await teardown.unwind();
     },
   };
+}
+
+/** The API's URL as a client on this host reaches it (an unspecified address is `localhost`). */
+function apiUrlOf(host: string, port: number): string {
+  const name = host === "0.0.0.0" || host === "::" || host === "" ? "localhost" : host;
+  return `http://${name.includes(":") ? `[${name}]` : name}:${port}`;
 }

@@ -4152,6 +4152,72 @@ export const openapiDocument: Record<string, unknown> = {
         }
       }
     },
+    "/.well-known/jwks.json": {
+      "get": {
+        "tags": [
+          "Platform extensions"
+        ],
+        "operationId": "getIdentityJwks",
+        "summary": "The keys that verify sandboxes' identity tokens",
+        "description": "The public key set (JWKS) of the platform's identity-token key: relying parties\n(AWS STS, GCP workload identity federation, your own services) verify a sandbox's\nJWT-SVID against it. Needs no API key.\n",
+        "x-platform-extension": true,
+        "security": [],
+        "responses": {
+          "200": {
+            "description": "The key set.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/JwkSet"
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/.well-known/openid-configuration": {
+      "get": {
+        "tags": [
+          "Platform extensions"
+        ],
+        "operationId": "getOpenIdConfiguration",
+        "summary": "OIDC discovery of the identity tokens' issuer",
+        "description": "The issuer of sandboxes' identity tokens (`iss`) and where its key set is, as OpenID\nConnect discovery has them, so relying parties that take an issuer URL find the keys.\nNeeds no API key.\n",
+        "x-platform-extension": true,
+        "security": [],
+        "responses": {
+          "200": {
+            "description": "The discovery document.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/OpenIdConfiguration"
+                }
+              }
+            }
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "500": {
+            "$ref": "#/components/responses/InternalError"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/nodes": {
       "get": {
         "tags": [
@@ -5017,7 +5083,7 @@ export const openapiDocument: Record<string, unknown> = {
       },
       "NewSandboxV2": {
         "type": "object",
-        "description": "Sandbox creation request. `volumeMounts` mounts volumes of the team, by\nname, read-write (every problem of them in one 400). `iam` is accepted\non the wire; this server does not support it yet and answers 400 when\nit is non-empty.\n",
+        "description": "Sandbox creation request. `volumeMounts` mounts volumes of the team, by\nname, read-write (every problem of them in one 400). `iam` registers\nworkload identity tokens for the sandbox's egress (E2B's 400s when it is\nrefused).\n",
         "required": [
           "templateID"
         ],
@@ -5342,7 +5408,7 @@ export const openapiDocument: Record<string, unknown> = {
       },
       "SandboxIam": {
         "type": "object",
-        "description": "Workload identity tokens the sandbox's egress may carry (not supported here yet).",
+        "description": "Workload identity tokens the sandbox's egress may carry, by name (at most 5): the\negress proxy puts a JWT-SVID for the sandbox, for the token's audience, in place of\n`${e2b.identity.tokens.NAME}` in the sandbox's header transforms. Kept with the\nsandbox (over pause, resume, fork and restarts), never shown by GET.\n",
         "properties": {
           "tokens": {
             "type": "object",
@@ -5350,12 +5416,89 @@ export const openapiDocument: Record<string, unknown> = {
               "type": "object",
               "properties": {
                 "audience": {
-                  "type": "string"
+                  "type": "string",
+                  "description": "The token's `aud`, stored as given; required."
                 },
                 "tokenType": {
+                  "type": "string",
+                  "description": "Only `JWT-SVID`."
+                }
+              }
+            }
+          }
+        }
+      },
+      "JwkSet": {
+        "type": "object",
+        "required": [
+          "keys"
+        ],
+        "properties": {
+          "keys": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "additionalProperties": true,
+              "required": [
+                "kty",
+                "kid"
+              ],
+              "properties": {
+                "kty": {
+                  "type": "string"
+                },
+                "kid": {
+                  "type": "string"
+                },
+                "alg": {
+                  "type": "string"
+                },
+                "use": {
                   "type": "string"
                 }
               }
+            }
+          }
+        }
+      },
+      "OpenIdConfiguration": {
+        "type": "object",
+        "required": [
+          "issuer",
+          "jwks_uri",
+          "id_token_signing_alg_values_supported",
+          "subject_types_supported",
+          "response_types_supported"
+        ],
+        "properties": {
+          "issuer": {
+            "type": "string"
+          },
+          "jwks_uri": {
+            "type": "string"
+          },
+          "id_token_signing_alg_values_supported": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "subject_types_supported": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "response_types_supported": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "claims_supported": {
+            "type": "array",
+            "items": {
+              "type": "string"
             }
           }
         }

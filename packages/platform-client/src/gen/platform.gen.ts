@@ -4,6 +4,50 @@
  */
 
 export interface paths {
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The keys that verify sandboxes' identity tokens
+         * @description The public key set (JWKS) of the platform's identity-token key: relying parties
+         *     (AWS STS, GCP workload identity federation, your own services) verify a sandbox's
+         *     JWT-SVID against it. Needs no API key.
+         */
+        get: operations["getIdentityJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/openid-configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OIDC discovery of the identity tokens' issuer
+         * @description The issuer of sandboxes' identity tokens (`iss`) and where its key set is, as OpenID
+         *     Connect discovery has them, so relying parties that take an issuer URL find the keys.
+         *     Needs no API key.
+         */
+        get: operations["getOpenIdConfiguration"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/access-tokens": {
         parameters: {
             query?: never;
@@ -1602,6 +1646,16 @@ export interface components {
             /** @description Length of the secret after the prefix. */
             valueLength: number;
         };
+        JwkSet: {
+            keys: ({
+                alg?: string;
+                kid: string;
+                kty: string;
+                use?: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+        };
         ListedSandbox: {
             alias?: string;
             /** @deprecated */
@@ -1693,9 +1747,9 @@ export interface components {
         };
         /**
          * @description Sandbox creation request. `volumeMounts` mounts volumes of the team, by
-         *     name, read-write (every problem of them in one 400). `iam` is accepted
-         *     on the wire; this server does not support it yet and answers 400 when
-         *     it is non-empty.
+         *     name, read-write (every problem of them in one 400). `iam` registers
+         *     workload identity tokens for the sandbox's egress (E2B's 400s when it is
+         *     refused).
          */
         NewSandboxV2: {
             /** @description Outbound internet on (default) or off. */
@@ -1763,6 +1817,14 @@ export interface components {
             refresh_token: string;
             /** @enum {string} */
             token_type: "Bearer";
+        };
+        OpenIdConfiguration: {
+            claims_supported?: string[];
+            id_token_signing_alg_values_supported: string[];
+            issuer: string;
+            jwks_uri: string;
+            response_types_supported: string[];
+            subject_types_supported: string[];
         };
         /**
          * @description Sort direction.
@@ -1934,11 +1996,18 @@ export interface components {
             error?: components["schemas"]["Error"];
             sandbox?: components["schemas"]["Sandbox"];
         };
-        /** @description Workload identity tokens the sandbox's egress may carry (not supported here yet). */
+        /**
+         * @description Workload identity tokens the sandbox's egress may carry, by name (at most 5): the
+         *     egress proxy puts a JWT-SVID for the sandbox, for the token's audience, in place of
+         *     `${e2b.identity.tokens.NAME}` in the sandbox's header transforms. Kept with the
+         *     sandbox (over pause, resume, fork and restarts), never shown by GET.
+         */
         SandboxIam: {
             tokens?: {
                 [key: string]: {
+                    /** @description The token's `aud`, stored as given; required. */
                     audience?: string;
+                    /** @description Only `JWT-SVID`. */
                     tokenType?: string;
                 };
             };
@@ -2854,6 +2923,52 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getIdentityJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key set. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JwkSet"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getOpenIdConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The discovery document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenIdConfiguration"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listAccessTokens: {
         parameters: {
             query?: never;

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { openapiDocument } from "@x/platform-client";
+import type { IdentityTokens } from "../identity/identity-tokens.js";
 import type { Logger } from "../lib/log.js";
 import type { RuntimeName } from "../model/sandbox.js";
 import type { PlatformLimits } from "../model/team.js";
@@ -14,6 +15,7 @@ import { createAuthenticator } from "./authenticate.js";
 import type { Handlers } from "./handler.js";
 import { OpenApiRouter } from "./openapi.js";
 import { eventRoutes } from "./routes/events.js";
+import { identityRoutes } from "./routes/identity.js";
 import { keyRoutes } from "./routes/keys.js";
 import { nodeRoutes } from "./routes/nodes.js";
 import { oauthRoutes } from "./routes/oauth.js";
@@ -35,6 +37,7 @@ export interface ApiOptions {
   builds: BuildService;
   volumes: Volumes;
   secrets: Secrets;
+  identityTokens: IdentityTokens;
   sampler: MetricsSampler;
   log: Logger;
   domain: string;
@@ -98,6 +101,7 @@ export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResp
     }),
     ...volumeRoutes(o.volumes),
     ...secretRoutes(o.secrets),
+    ...identityRoutes(o.identityTokens),
     ...volumeContentRoutes(o.volumes),
     ...snapshotRoutes({
       ...present,

@@ -31,6 +31,9 @@ export type RouteBy =
 
 export const ROUTES: { readonly [Op in OperationId]: RouteBy } = {
   getHealth: "here",
+  // the nodes mint identity tokens with the cluster's one identity key: any of them publishes it
+  getIdentityJwks: "any",
+  getOpenIdConfiguration: "any",
   listApiKeys: "any",
   createApiKey: "any",
   updateApiKey: "any",

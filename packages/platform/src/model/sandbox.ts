@@ -1,4 +1,5 @@
 import { type DomainError, unavailable } from "./errors.js";
+import type { IdentityTokens } from "./identity.js";
 import type { EgressPolicy, IngressPolicy } from "./network.js";
 import type { VolumeMount } from "./volume.js";
 
@@ -54,6 +55,8 @@ export interface Sandbox {
   reason?: string;
   /** Volumes bound into it, kept over pause and resume. */
   volumeMounts: VolumeMount[];
+  /** Workload identity tokens its egress may carry, by name (`iam.tokens`); never shown by the API. */
+  identityTokens?: IdentityTokens;
   /** The node that runs it (`local` under `x serve`). */
   nodeId?: string;
 }

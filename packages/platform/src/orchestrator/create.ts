@@ -3,6 +3,7 @@ import { newSandboxId, newSecret, nowIso } from "../lib/ids.js";
 import { KeyedLock } from "../lib/keyed-lock.js";
 import { spans } from "../lib/spans.js";
 import { quotaExceeded } from "../model/errors.js";
+import type { IdentityTokens } from "../model/identity.js";
 import type { EgressPolicy, IngressPolicy } from "../model/network.js";
 import type { RuntimeName, Sandbox } from "../model/sandbox.js";
 import type { Team } from "../model/team.js";
@@ -29,6 +30,8 @@ export interface CreateSandboxRequest {
   runtime?: RuntimeName;
   /** Volumes to bind, resolved and checked (see Volumes.resolveMounts). */
   volumeMounts?: VolumeMount[];
+  /** Workload identity tokens to register, checked (see identityTokensOf). */
+  identityTokens?: IdentityTokens;
   /** Refuse (a `quota` error) when the team already has this many starting or running. */
   maxLivePerTeam?: number;
   /** A create sent by a cluster's api: the sandbox lives only while the api has not called it off. */
@@ -120,6 +123,9 @@ export async function createSandbox(
       autoPauseMemory: req.autoPauseMemory,
       autoResume: req.autoResume,
       volumeMounts: req.volumeMounts ?? [],
+      ...(req.identityTokens && Object.keys(req.identityTokens).length > 0
+        ? { identityTokens: req.identityTokens }
+        : {}),
     };
   } catch (err) {
     release();

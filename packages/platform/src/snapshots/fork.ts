@@ -42,6 +42,8 @@ export async function forkSandbox(
         runtime: source.runtime,
         // a fork continues its source: the same volumes, shared, at the same paths
         volumeMounts: source.volumeMounts,
+        // and carries its identity: the same tokens, minted for the fork's own id
+        identityTokens: source.identityTokens,
         maxLivePerTeam: opts.maxLivePerTeam,
       });
       results.push({ sandbox });

@@ -411,6 +411,12 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // the workload identity tokens a sandbox registered on create (`iam.tokens`)
+  "0013-sandbox-identity-tokens": {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable("sandboxes").addColumn("identity_tokens", "text").execute();
+    },
+  },
 };
 
 /** The node id of `x serve`, and of rows from before nodes existed. */

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import { nowIso } from "../lib/ids.js";
+import type { IdentityTokens } from "../model/identity.js";
 import { type EgressPolicy, type IngressPolicy, OPEN_EGRESS, PUBLIC_INGRESS } from "../model/network.js";
 import type { PauseKind, Sandbox, SandboxState } from "../model/sandbox.js";
 import type { VolumeMount } from "../model/volume.js";
@@ -59,6 +60,7 @@ function decode(row: SandboxesTable): Sandbox {
     ...(row.killed_at ? { killedAt: row.killed_at } : {}),
     ...(row.reason ? { reason: row.reason } : {}),
     volumeMounts: row.volume_mounts ? (JSON.parse(row.volume_mounts) as VolumeMount[]) : [],
+    ...(row.identity_tokens ? { identityTokens: JSON.parse(row.identity_tokens) as IdentityTokens } : {}),
     nodeId: row.node_id,
   };
 }
@@ -90,6 +92,8 @@ function encode(s: Sandbox, nodeId: string): SandboxesTable {
     killed_at: s.killedAt ?? null,
     reason: s.reason ?? null,
     volume_mounts: s.volumeMounts.length > 0 ? JSON.stringify(s.volumeMounts) : null,
+    identity_tokens:
+      s.identityTokens && Object.keys(s.identityTokens).length > 0 ? JSON.stringify(s.identityTokens) : null,
     node_id: s.nodeId ?? nodeId,
   };
 }

@@ -284,6 +284,8 @@ export interface SandboxesTable {
   reason: string | null;
   /** JSON array of VolumeMount; null: none. */
   volume_mounts: string | null;
+  /** JSON IdentityTokens (`iam.tokens`); null: none. */
+  identity_tokens: string | null;
   /** The node that runs it. */
   node_id: string;
 }

@@ -23,11 +23,14 @@ describe.each(DIALECTS)("API keys and auth on %s", (dialect) => {
     await api?.stop();
   });
 
-  it("requires an API key on every operation except /health, signed uploads and OAuth's own", async () => {
+  it("requires an API key on every operation except /health, signed uploads, OAuth's own and the identity key set", async () => {
     const open = operations.filter((op) => !op.authenticated && !op.path.startsWith("/volumecontent/"));
-    // the OAuth endpoints take their credential (a refresh token) in the body
+    // the OAuth endpoints take their credential (a refresh token) in the body; relying parties
+    // read the identity tokens' key set and discovery document without one
     expect(open.map((op) => op.id).sort()).toEqual([
       "getHealth",
+      "getIdentityJwks",
+      "getOpenIdConfiguration",
       "refreshAccessToken",
       "revokeOAuthToken",
       "uploadTemplateFiles",

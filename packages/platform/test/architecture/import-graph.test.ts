@@ -27,6 +27,7 @@ const LAYERS: Record<string, number> = {
   volumes: 3,
   webhooks: 3,
   secrets: 3,
+  identity: 3,
   orchestrator: 4,
   templates: 4,
   observability: 4,

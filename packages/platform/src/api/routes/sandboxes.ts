@@ -1,5 +1,6 @@
 import type { Schemas } from "@x/platform-client";
 import { conflict, forbidden, invalid, notFound } from "../../model/errors.js";
+import { identityTokensOf } from "../../model/identity.js";
 import type { RuntimeName, Sandbox } from "../../model/sandbox.js";
 import { checkResources, effectiveLimits, type PlatformLimits, type Team } from "../../model/team.js";
 import { isShippedTemplate, notInstalledMessage, parseTemplateRef } from "../../model/template.js";
@@ -117,9 +118,7 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
     const team = teamOf(request);
     const timeout = body.timeout ?? DEFAULT_TIMEOUT_SECONDS;
     checkTimeout(team, timeout, 1);
-    if (body.iam?.tokens && Object.keys(body.iam.tokens).length > 0) {
-      throw invalid("iam tokens are not supported by this server yet: create the sandbox without iam");
-    }
+    const identityTokens = identityTokensOf(body.iam);
     // as the client itself checks: traffic cannot resume a sandbox whose memory was not kept
     if (body.autoPauseMemory === false && body.autoResume?.enabled) {
       throw invalid(
@@ -173,6 +172,7 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
       autoResume: body.autoResume?.enabled ?? false,
       runtime: body.runtime,
       volumeMounts,
+      identityTokens,
       maxLivePerTeam: limitsOf(team).sandboxes,
       ticket: ticketOf(request, team),
     });
