@@ -1,6 +1,6 @@
 /**
  * Workload identity tokens (`iam.tokens`, E2B's wire): the create's 400s in E2B's words, the
- * tokens kept with the sandbox (over pause and resume, never shown by GET), and the JWT-SVIDs
+ * tokens kept with the sandbox (over pause and resume, carried by forks, never shown by GET), and the JWT-SVIDs
  * the platform mints for the egress proxy, verified as a relying party would: with `jose`
  * against the JWKS the running API publishes. Cached until a minute before expiry, then fresh.
  */
@@ -120,6 +120,20 @@ describe("identity tokens", () => {
       gcp: { audience: GCP.audience },
     });
     expect(await placeholders.identityToken(sandboxId, "aws")).toEqual(expect.any(String));
+
+    // a fork carries its source's tokens, minted for its own id
+    const forked = await api.request("POST", `/sandboxes/${sandboxId}/fork`, {
+      body: { count: 1, timeout: 120 },
+    });
+    expect(forked.status).toBe(201);
+    const forkId: string = forked.body[0].sandbox.sandboxID;
+    try {
+      const forkToken = await placeholders.identityToken(forkId, "gcp");
+      const forkClaims = (await jwtVerify(forkToken!, jwks, { audience: GCP.audience })).payload;
+      expect(forkClaims.sub).toMatch(new RegExp(`/sandbox/${forkId}$`));
+    } finally {
+      await api.request("DELETE", `/sandboxes/${forkId}`);
+    }
 
     // a minute before expiry a fresh token is minted (a clock of the test's own)
     let clock = Date.now();

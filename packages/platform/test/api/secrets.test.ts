@@ -132,6 +132,10 @@ describe.each(DIALECTS)("secrets API on %s", (dialect) => {
       expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: INVALID });
       expect(res.headers.get("cache-control")).toBe("no-store");
     }
+    // a NUL is refused by the API's front door, which never echoes what it refused
+    const nul = await api.request("POST", "/secrets", { body: { name: "ok-name", value: `${VALUE}\u0000` } });
+    expect(nul.status).toBe(400);
+    expect(JSON.stringify(nul.body)).not.toContain(VALUE);
     // the limits themselves are accepted
     const full = await api.request("POST", "/secrets", {
       body: {
