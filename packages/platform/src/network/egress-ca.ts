@@ -1,5 +1,5 @@
 import { randomBytes, X509Certificate } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { access, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import tls from "node:tls";
@@ -32,6 +32,19 @@ export class EgressCa {
   ) {}
 
   static async open(dir: string): Promise<EgressCa> {
+    if (!(await exists(path.join(dir, "ca.key")))) {
+      // made aside and moved in whole, so platforms starting at once on one data directory
+      // all end up with the same pair
+      const made = `${dir}.new-${randomBytes(6).toString("hex")}`;
+      try {
+        await localCa(made, "egress CA");
+        await rename(made, dir).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== "ENOTEMPTY" && err.code !== "EEXIST") throw err;
+        });
+      } finally {
+        await rm(made, { recursive: true, force: true });
+      }
+    }
     const ca = await localCa(dir, "egress CA");
     return new EgressCa(ca.cert, ca.certFile, ca.keyFile);
   }
@@ -126,5 +139,12 @@ export async function readCaFiles(files: readonly string[]): Promise<string[]> {
   const pems = await Promise.all(files.map((f) => readFile(f, "utf8")));
   return pems.flatMap(
     (pem) => pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [],
+  );
+}
+
+async function exists(file: string): Promise<boolean> {
+  return access(file).then(
+    () => true,
+    () => false,
   );
 }
