@@ -12,6 +12,7 @@ import { Guardian } from "./lib/guardian.js";
 import { createLogger, type Logger } from "./lib/log.js";
 import { Teardown } from "./lib/teardown.js";
 import { PLATFORM_VERSION } from "./lib/version.js";
+import { NO_PLACEHOLDER_VALUES, type PlaceholderValues } from "./model/placeholders.js";
 import type { Team } from "./model/team.js";
 import { parseUpstream } from "./network/dns-forwarder.js";
 import { MetricsSampler } from "./observability/metrics-sampler.js";
@@ -77,6 +78,13 @@ export interface PlatformHooks {
    * the next start removes them.
    */
   cleanupCommand?: { argv: readonly string[]; env?: NodeJS.ProcessEnv };
+  /**
+   * Where the egress proxy gets the values of placeholders in header transforms
+   * (`${e2b.secrets.NAME}`, `${e2b.identity.tokens.NAME}`). By default none has a value, so
+   * every request whose rule holds a placeholder fails closed (502 from the proxy) until a
+   * secrets store and an identity-token minter are wired in here.
+   */
+  placeholders?: PlaceholderValues;
 }
 
 /**
@@ -157,7 +165,17 @@ async function wire(
       log: root.child({ component: "cluster" }),
     });
   const { runtimes, defaultRuntime, egress, volumes, host, metrics, warmPool, orchestrator } =
-    await startSandboxSide({ config, store, node, children, front, teardown, stopping, log: root });
+    await startSandboxSide({
+      config,
+      store,
+      node,
+      children,
+      front,
+      teardown,
+      stopping,
+      placeholders: hooks.placeholders ?? NO_PLACEHOLDER_VALUES,
+      log: root,
+    });
   crashPoint("start:firewall-made");
   await aborted();
 

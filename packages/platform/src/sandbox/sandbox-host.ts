@@ -29,6 +29,7 @@ import {
 import { runcCompat } from "../runtime/runc-compat.js";
 import type { SandboxHostPort } from "./host-port.js";
 import { type SandboxLimits, sandboxLimits } from "./resource-limits.js";
+import { TRUSTED_CA_ENV, trustedCaBinds } from "./trusted-ca.js";
 
 /** How often, and how far apart, a checkpoint refused for a connection still closing is tried. */
 const CHECKPOINT_ATTEMPTS = 3;
@@ -94,6 +95,8 @@ export interface SandboxHostOptions {
   network: NetworkManager;
   /** Host directory holding envd's bundle (`envd.cjs` and its native addons). */
   envdDir: string;
+  /** The egress CA's certificate (PEM), installed into every sandbox's trust at boot. */
+  egressCa?: string;
   /** Tasks a sandbox's commands may run (see resource-limits.ts); the runtime's default otherwise. */
   processLimit?: number;
   /** Where a volume's files are on this host, mounted (for sandboxes that bind it). */
@@ -114,7 +117,11 @@ export class SandboxHost implements SandboxHostPort {
   /** Containers being deleted after a checkpoint, by sandbox id. */
   private readonly deleting = new Map<string, Promise<void>>();
 
-  constructor(private readonly o: SandboxHostOptions) {}
+  readonly sandboxEnv: Readonly<Record<string, string>>;
+
+  constructor(private readonly o: SandboxHostOptions) {
+    this.sandboxEnv = o.egressCa ? TRUSTED_CA_ENV : {};
+  }
 
   /** Makes sure these layers (absolute paths) are here (beyond one machine: fetched from another node). */
   async ensureLayers(lowers: string[]): Promise<void> {
@@ -233,7 +240,11 @@ export class SandboxHost implements SandboxHostPort {
       pidsLimit: limits.pidsMax,
       oomScoreAdj: limits.initOomScoreAdj,
       envdDir: this.o.envdDir,
-      binds: [...(gvisor?.binds ?? []), ...volumeBinds],
+      binds: [
+        ...(gvisor?.binds ?? []),
+        ...(this.o.egressCa ? await trustedCaBinds(p.bundle, p.rootfs, this.o.egressCa) : []),
+        ...volumeBinds,
+      ],
       createContainerHooks: runc?.hooks,
       nameserver,
     });
