@@ -49,6 +49,7 @@ export async function startTestPlatform(
         | "diskSizeMB"
         | "allowInternal"
         | "dnsUpstreams"
+        | "egressCaFiles"
         | "memoryReserveMB"
         | "processLimit"
         | "warmPoolMax"
