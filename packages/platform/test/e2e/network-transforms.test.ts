@@ -8,9 +8,10 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { CommandExitError, Sandbox } from "e2b";
+import { Sandbox } from "e2b";
 import { FakeInternet } from "../helpers/fake-internet.js";
 import { pointE2bClient, startTestPlatform, TEST_DATA_DIR, type TestPlatform } from "../helpers/platform.js";
+import { networkDecisions, runCommand } from "../helpers/sandbox-network.js";
 
 const outside = new FakeInternet("tf", 4);
 const ECHO = outside.publicIp(10);
@@ -20,15 +21,7 @@ Object.assign(outside.zone, { "echo.test": ECHO, "other.test": OTHER });
 beforeAll(() => outside.start());
 afterAll(() => outside.stop());
 
-/** Runs a command, resolving with its result whether or not it exits 0. */
-async function run(sandbox: Sandbox, cmd: string) {
-  try {
-    return await sandbox.commands.run(cmd, { timeoutMs: 30_000 });
-  } catch (err) {
-    if (err instanceof CommandExitError) return err;
-    throw err;
-  }
-}
+const run = (sandbox: Sandbox, cmd: string) => runCommand(sandbox, cmd, 30_000);
 
 /** The headers the echo server saw for a request from the sandbox (curl flags first). */
 async function echoed(sandbox: Sandbox, url: string, flags = "") {
@@ -65,13 +58,7 @@ describe.each(["runc", "runsc"] as const)("header transforms on %s", (runtime) =
     await t.stop();
   });
 
-  async function decisions(sandboxId: string) {
-    const res = await fetch(`${t.apiUrl}/sandboxes/${sandboxId}/network/decisions`, {
-      headers: { "X-API-Key": t.apiKey },
-    });
-    expect(res.status).toBe(200);
-    return ((await res.json()) as { decisions: Array<Record<string, unknown>> }).decisions;
-  }
+  const decisions = (sandboxId: string) => networkDecisions(t, sandboxId);
 
   /** Requests the echo server saw for `/headers`. */
   const echoRequests = async () => (await outside.log()).filter((e) => e.kind.endsWith("-headers")).length;
