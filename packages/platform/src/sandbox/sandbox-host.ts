@@ -29,7 +29,7 @@ import {
 import { runcCompat } from "../runtime/runc-compat.js";
 import type { SandboxHostPort } from "./host-port.js";
 import { type SandboxLimits, sandboxLimits } from "./resource-limits.js";
-import { TRUSTED_CA_ENV, trustedCaBinds } from "./trusted-ca.js";
+import { TRUSTED_CA_ENV, trustEgressCa } from "./trusted-ca.js";
 
 /** How often, and how far apart, a checkpoint refused for a connection still closing is tried. */
 const CHECKPOINT_ATTEMPTS = 3;
@@ -75,6 +75,11 @@ export interface BootSpec {
   defaultWorkdir?: string;
   /** Volumes bound read-write into the sandbox, at absolute paths. */
   volumes?: Array<{ volumeId: string; path: string }>;
+  /**
+   * Leave the egress CA out of its trust: a template build's sandbox, whose writable layer
+   * becomes a layer of the template (the CA is put into each sandbox at its own boot).
+   */
+  withoutEgressCa?: boolean;
 }
 
 export interface SandboxPaths {
@@ -95,7 +100,7 @@ export interface SandboxHostOptions {
   network: NetworkManager;
   /** Host directory holding envd's bundle (`envd.cjs` and its native addons). */
   envdDir: string;
-  /** The egress CA's certificate (PEM), installed into every sandbox's trust at boot. */
+  /** The egress CA's certificate (PEM), put into every sandbox's trust at boot (trusted-ca.ts). */
   egressCa?: string;
   /** Tasks a sandbox's commands may run (see resource-limits.ts); the runtime's default otherwise. */
   processLimit?: number;
@@ -227,6 +232,7 @@ export class SandboxHost implements SandboxHostPort {
       ...(gvisor?.env ?? []),
       ...limits.envdEnv,
     ];
+    if (this.o.egressCa && !spec.withoutEgressCa) await trustEgressCa(p.rootfs, this.o.egressCa);
     const ref = await this.ref(spec.id);
     await writeBundle(p.bundle, {
       rootfs: p.rootfs,
@@ -240,11 +246,7 @@ export class SandboxHost implements SandboxHostPort {
       pidsLimit: limits.pidsMax,
       oomScoreAdj: limits.initOomScoreAdj,
       envdDir: this.o.envdDir,
-      binds: [
-        ...(gvisor?.binds ?? []),
-        ...(this.o.egressCa ? await trustedCaBinds(p.bundle, p.rootfs, this.o.egressCa) : []),
-        ...volumeBinds,
-      ],
+      binds: [...(gvisor?.binds ?? []), ...volumeBinds],
       createContainerHooks: runc?.hooks,
       nameserver,
     });

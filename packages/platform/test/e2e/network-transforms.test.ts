@@ -84,6 +84,14 @@ describe.each(["runc", "runsc"] as const)("header transforms on %s", (runtime) =
       );
       expect(node).toMatchObject({ exitCode: 0, stdout: "v1\n" });
 
+      // the system bundle can be rebuilt inside and keeps the CA (it is in /usr/local/share)
+      const rebuilt = await sandbox.commands.run("update-ca-certificates", {
+        user: "root",
+        timeoutMs: 60_000,
+      });
+      expect(rebuilt.exitCode).toBe(0);
+      expect((await echoed(sandbox, "https://echo.test/headers")).headers["x-test-token"]).toBe("v1");
+
       // a name without a rule is passed through: the origin's own certificate, which the
       // sandbox does not trust, and no header
       expect(await issuer(sandbox, "other.test")).toMatch(/fake internet CA/);
