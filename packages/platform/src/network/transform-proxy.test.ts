@@ -203,6 +203,37 @@ describe("header transformer", () => {
     }
   });
 
+  it("fails closed, and keeps serving, when a value cannot be read or is not a header value", async () => {
+    trusted = [originCa.cert];
+    transforms = compileTransforms({
+      "echo.test": [{ transform: { headers: { "X-Key": "${e2b.secrets.k}" } } }],
+    });
+    const a = agent();
+    try {
+      const before = seen.length;
+      values = {
+        secret: async () => {
+          throw new Error("store down");
+        },
+        identityToken: async () => undefined,
+      };
+      const unread = await get(a);
+      expect(unread.status).toBe(502);
+      expect(unread.body).toMatch(/could not be read \(header X-Key\)/);
+      values = { secret: async () => "v\r\nX-Injected: 1", identityToken: async () => undefined };
+      const invalid = await get(a);
+      expect(invalid.status).toBe(502);
+      expect(invalid.body).toMatch(/not a valid header value \(header X-Key\)/);
+      expect(invalid.body).not.toContain("X-Injected");
+      expect(seen.length).toBe(before);
+      values = { secret: async () => "ok", identityToken: async () => undefined };
+      expect(JSON.parse((await get(a)).body).headers["x-key"]).toBe("ok");
+    } finally {
+      a.destroy();
+      values = NO_PLACEHOLDER_VALUES;
+    }
+  });
+
   it("verifies the origin: one whose CA is not trusted gets no request", async () => {
     trusted = [];
     transforms = compileTransforms({ "echo.test": [{ transform: { headers: { A: "b" } } }] });

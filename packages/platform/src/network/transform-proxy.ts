@@ -36,6 +36,13 @@ export interface Interception {
   base: Omit<NewDecision, "verdict" | "rule">;
 }
 
+/** Why a request is not sent: in the rule for `domain`, the value of `header` has `what`. */
+interface Refusal {
+  domain: string;
+  header: string;
+  what: string;
+}
+
 interface Connection extends Interception {
   agent: http.Agent;
   dial(): net.Socket;
@@ -61,13 +68,13 @@ export class HeaderTransformer {
   constructor(private readonly o: HeaderTransformerOptions) {
     this.server = http.createServer({ keepAlive: true }, (req, res) => {
       const conn = this.connections.get(req.socket);
-      if (conn) void this.forward(req, res, conn);
+      if (conn) this.forward(req, res, conn).catch((err: unknown) => this.failed(err, conn, res));
       else res.destroy();
     });
     this.server.on("clientError", (_err, socket) => socket.destroy());
     this.server.on("upgrade", (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
       const conn = this.connections.get(req.socket);
-      if (conn) void this.upgrade(req, socket, head, conn);
+      if (conn) this.upgrade(req, socket, head, conn).catch((err: unknown) => this.failed(err, conn, socket));
       else socket.destroy();
     });
   }
@@ -118,45 +125,68 @@ export class HeaderTransformer {
     this.server.emit("connection", socket);
   }
 
-  /** The rule's headers for a request now, filled; or the placeholder that has no value. */
-  private async headersNow(
-    c: Connection,
-  ): Promise<{ set: Array<[string, string]> } | { missing: string; header: string; domain: string }> {
+  /** A request that failed in the proxy itself: logged, its connection closed. */
+  private failed(err: unknown, c: Interception, stream: { destroy(): void }): void {
+    this.o.log.warn(
+      { err, sandboxId: c.sandboxId, name: c.name },
+      "an intercepted request failed in the proxy",
+    );
+    stream.destroy();
+  }
+
+  /**
+   * The rule's headers for a request now, filled; or why the request is not sent: a
+   * placeholder without a value (or whose value could not be read), or a value that is not a
+   * valid header value. The reason names the placeholder and the header, never a value.
+   */
+  private async headersNow(c: Connection): Promise<{ set: Array<[string, string]> } | { refused: Refusal }> {
     const rule = matchTransform(this.o.transformsOf(c.sandboxId), c.name);
     const set: Array<[string, string]> = [];
     if (!rule) return { set };
     const team = (await c.teamId) ?? "";
     for (const h of rule.headers) {
-      const filled = await fillHeaderTemplate(h.value, team, c.sandboxId, this.o.placeholders);
+      const refused = (what: string) => ({ refused: { domain: rule.domain, header: h.name, what } });
+      let filled: Awaited<ReturnType<typeof fillHeaderTemplate>>;
+      try {
+        filled = await fillHeaderTemplate(h.value, team, c.sandboxId, this.o.placeholders);
+      } catch (err) {
+        this.o.log.warn(
+          { err, sandboxId: c.sandboxId, header: h.name },
+          "a placeholder's value could not be read",
+        );
+        return refused("a placeholder whose value could not be read");
+      }
       if ("missing" in filled) {
         const p = filled.missing;
-        const missing = `\${e2b.${p.kind === "secret" ? "secrets" : "identity.tokens"}.${p.name}}`;
-        return { missing, header: h.name, domain: rule.domain };
+        return refused(
+          `no value for \${e2b.${p.kind === "secret" ? "secrets" : "identity.tokens"}.${p.name}}`,
+        );
       }
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+      if (/[\u0000-\u0008\u000a-\u001f\u007f]|[^\u0000-\u00ff]/.test(filled.value))
+        return refused("a value that is not a valid header value");
       set.push([h.name, filled.value]);
     }
     return { set };
   }
 
-  private refuseMissing(
-    c: Interception,
-    m: { missing: string; header: string; domain: string },
-  ): { status: number; body: string } {
+  /** Records a request not sent, and the proxy's answer to it. */
+  private refusal(c: Interception, r: Refusal): { status: number; body: string } {
     this.o.record({
       ...c.base,
       verdict: "denied",
-      rule: `transform ${m.domain}: no value for ${m.missing} (header ${m.header}); request not sent`,
+      rule: `transform ${r.domain}: ${r.what} (header ${r.header}); request not sent`,
     });
     return {
       status: 502,
-      body: `x egress proxy: the header transform for ${m.domain} needs ${m.missing} (header ${m.header}), which has no value here; the request was not sent.\n`,
+      body: `x egress proxy: the header transform for ${r.domain} has ${r.what} (header ${r.header}); the request was not sent.\n`,
     };
   }
 
   private async forward(req: http.IncomingMessage, res: http.ServerResponse, c: Connection): Promise<void> {
     const headers = await this.headersNow(c);
-    if ("missing" in headers) {
-      const { status, body } = this.refuseMissing(c, headers);
+    if ("refused" in headers) {
+      const { status, body } = this.refusal(c, headers.refused);
       req.resume();
       res.writeHead(status, {
         "content-type": "text/plain; charset=utf-8",
@@ -201,8 +231,8 @@ export class HeaderTransformer {
     c: Connection,
   ): Promise<void> {
     const headers = await this.headersNow(c);
-    if ("missing" in headers) {
-      const { status, body } = this.refuseMissing(c, headers);
+    if ("refused" in headers) {
+      const { status, body } = this.refusal(c, headers.refused);
       socket.end(
         `HTTP/1.1 ${status} Bad Gateway\r\ncontent-type: text/plain; charset=utf-8\r\nserver: ${SERVER}\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
       );
