@@ -167,7 +167,7 @@ describe.each(["runc", "runsc"] as const)("header transforms on %s", (runtime) =
     }
   });
 
-  it("grants no access: a rule's name under deny-all is refused", async () => {
+  it("grants no access: a rule's name is refused under deny-all, and works once allowed by name", async () => {
     const sandbox = await Sandbox.create({ network: { rules: rules("v1"), denyOut: ["0.0.0.0/0"] } });
     try {
       const before = await echoRequests();
@@ -177,6 +177,12 @@ describe.each(["runc", "runsc"] as const)("header transforms on %s", (runtime) =
       );
       expect(r.exitCode).not.toBe(0);
       expect(await echoRequests()).toBe(before);
+      // the client's recipe: allow the rules' names
+      await sandbox.updateNetwork({ rules: rules("v1"), denyOut: ["0.0.0.0/0"], allowOut: ["echo.test"] });
+      expect((await echoed(sandbox, "https://echo.test/headers")).headers["x-test-token"]).toBe("v1");
+      expect(
+        (await run(sandbox, "curl -sS -m 8 -k https://other.test/headers </dev/null")).exitCode,
+      ).not.toBe(0);
     } finally {
       await sandbox.kill();
     }
