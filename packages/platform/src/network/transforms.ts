@@ -48,7 +48,7 @@ export function networkRules(rules: NetworkRules | undefined): NetworkRules | un
         const n = JSON.stringify(name);
         if (name.length === 0) throw invalid(`Header name in rule for domain ${q} must not be empty.`);
         if (!TOKEN.test(name))
-          throw invalid(`Header name ${n} in rule for domain ${q} must be a valid HTTP header name.`);
+          throw invalid(`Header name ${n} in rule for domain ${q} must not contain CR or LF characters.`);
         if (name.length > L.headerNameLength)
           throw invalid(
             `Header name ${n} in rule for domain ${q} exceeds maximum length of ${L.headerNameLength} characters.`,
