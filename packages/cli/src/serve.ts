@@ -65,6 +65,9 @@ ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUN
   --dns-upstream IP[:PORT][,…]
                       resolvers the sandboxes' DNS service forwards to; "none" refuses every
                       query (X_DNS_UPSTREAM, default this host's resolv.conf)
+  --egress-ca FILE[,FILE…]
+                      CA certificates (PEM) trusted, besides the system's, for the origins of
+                      requests the egress proxy rewrites for network.rules (X_EGRESS_CA)
   --tls-port N|off    the proxy's HTTPS port, for https://{port}-{id}.DOMAIN (HTTP/1.1 and h2)
                       (X_TLS_PORT, default ${DEFAULT_TLS_PORT}; 0 picks a free one)
   --tls-cert FILE, --tls-key FILE
@@ -140,6 +143,7 @@ export function serveConfig(argv: string[]): ServeOptions {
       "max-timeout": { type: "string" },
       "allow-internal": { type: "string" },
       "dns-upstream": { type: "string" },
+      "egress-ca": { type: "string" },
       "tls-port": { type: "string" },
       "tls-cert": { type: "string" },
       "tls-key": { type: "string" },
@@ -200,6 +204,7 @@ export function serveConfig(argv: string[]): ServeOptions {
           .map((x) => x.trim())
           .filter(Boolean);
   const dnsUpstream = values["dns-upstream"] ?? env.X_DNS_UPSTREAM;
+  const egressCa = list(values["egress-ca"] ?? env.X_EGRESS_CA);
   const tlsPort = values["tls-port"] ?? env.X_TLS_PORT;
   const tlsCert = values["tls-cert"] ?? env.X_TLS_CERT;
   const tlsKey = values["tls-key"] ?? env.X_TLS_KEY;
@@ -258,6 +263,7 @@ export function serveConfig(argv: string[]): ServeOptions {
       ...(maxTimeout !== undefined ? { maxTimeoutSeconds: maxTimeout } : {}),
       allowInternal: list(values["allow-internal"] ?? env.X_ALLOW_INTERNAL) ?? DEFAULTS.allowInternal,
       dnsUpstreams: dnsUpstream === "none" ? [] : list(dnsUpstream),
+      ...(egressCa ? { egressCaFiles: egressCa } : {}),
       ...(tlsPort === "off" ? {} : { tlsPort: port(tlsPort, DEFAULT_TLS_PORT, "--tls-port") }),
       ...(tlsCert !== undefined ? { tlsCertFile: tlsCert, tlsKeyFile: tlsKey } : {}),
       ...(dnsListen !== undefined ? { dnsListen } : {}),

@@ -57,6 +57,11 @@ export interface PlatformConfig {
    * host's own (resolv.conf) when unset, none (every query refused) when empty.
    */
   dnsUpstreams?: string[];
+  /**
+   * CA certificate files (PEM) the egress proxy trusts, besides the system's store, when it
+   * connects to the origin of a request it rewrites for a sandbox's `network.rules`.
+   */
+  egressCaFiles?: string[];
   /** The proxy's HTTPS port for `https://{port}-{id}.{domain}` (0: any free one); no HTTPS when unset. */
   tlsPort?: number;
   /** The operator's certificate (PEM, for `*.{domain}`) and its key; a local CA's otherwise. */

@@ -91,6 +91,12 @@ export interface PlatformHooks {
    * the next start removes them.
    */
   cleanupCommand?: { argv: readonly string[]; env?: NodeJS.ProcessEnv };
+  /**
+   * Where the egress proxy gets the values of placeholders in header transforms
+   * (`${e2b.secrets.NAME}`, `${e2b.identity.tokens.NAME}`): the platform's own secrets and
+   * identity tokens unless given (tests).
+   */
+  placeholders?: PlaceholderValues;
 }
 
 /**
@@ -170,6 +176,17 @@ async function wire(
   const secrets = new Secrets(store, secretsKey.box, root.child({ component: "secrets" }));
   const secretValues = new SecretsPlaceholderValues(secrets);
   await secrets.checkKey();
+  const identityTokens = new IdentityTokens({
+    store,
+    key: identityKey.key,
+    issuer: config.identityIssuer ?? apiUrlOf(config.host, front.apiPort),
+    trustDomain: config.identityTrustDomain ?? config.domain,
+  });
+  // what the egress proxy puts into header transforms: the team's secrets, the sandbox's tokens
+  const placeholders: PlaceholderValues = hooks.placeholders ?? {
+    secret: (teamId, name) => secretValues.secret(teamId, name),
+    identityToken: (sandboxId, name) => identityTokens.identityToken(sandboxId, name),
+  };
   const children = childRecords(config, root);
   await children.endLeftovers();
   // beyond one machine: layers come from and go to other nodes, bootstrap is shared
@@ -183,7 +200,17 @@ async function wire(
       log: root.child({ component: "cluster" }),
     });
   const { runtimes, defaultRuntime, egress, volumes, host, metrics, warmPool, orchestrator } =
-    await startSandboxSide({ config, store, node, children, front, teardown, stopping, log: root });
+    await startSandboxSide({
+      config,
+      store,
+      node,
+      children,
+      front,
+      teardown,
+      stopping,
+      placeholders,
+      log: root,
+    });
   crashPoint("start:firewall-made");
   await aborted();
 
@@ -228,12 +255,6 @@ async function wire(
   webhooks.start();
   teardown.defer("webhook dispatcher", () => webhooks.stop());
   registerProxyMetrics(metrics.registry, () => front.proxy.metrics);
-  const identityTokens = new IdentityTokens({
-    store,
-    key: identityKey.key,
-    issuer: config.identityIssuer ?? apiUrlOf(config.host, front.apiPort),
-    trustDomain: config.identityTrustDomain ?? config.domain,
-  });
   const apiLog = root.child({ component: "api" });
   const apiHandler = createApi({
     store,
@@ -321,10 +342,7 @@ async function wire(
     ...(front.dnsListenPort !== undefined ? { dnsListenPort: front.dnsListenPort } : {}),
     secrets,
     identityTokens,
-    placeholders: {
-      secret: (teamId, name) => secretValues.secret(teamId, name),
-      identityToken: (sandboxId, name) => identityTokens.identityToken(sandboxId, name),
-    },
+    placeholders,
     firstApiKey,
     defaultTeam: () => store.teams.defaultTeam(),
     close: async (opts = {}) => {

@@ -4,6 +4,7 @@
  * previous process left running; then leftovers are swept and the firewall made. Each part
  * puts its stop on the platform's teardown (see platform.ts).
  */
+import path from "node:path";
 import { warmUpEnvd } from "./agent/init.js";
 import { installEnvd } from "./agent/install.js";
 import { poolRecordDir } from "./cleanup.js";
@@ -13,8 +14,10 @@ import type { FrontPorts } from "./front-ports.js";
 import type { Logger } from "./lib/log.js";
 import type { ChildRecords } from "./lib/owned-process.js";
 import type { Teardown } from "./lib/teardown.js";
+import type { PlaceholderValues } from "./model/placeholders.js";
 import { hostResolvers, parseUpstream } from "./network/dns-forwarder.js";
 import { EgressServices } from "./network/egress.js";
+import { EgressCa, readCaFiles } from "./network/egress-ca.js";
 import { createNetworkManager } from "./network/network-manager.js";
 import { createPlatformMetrics } from "./observability/platform-metrics.js";
 import { BootBudget } from "./orchestrator/boot-budget.js";
@@ -38,6 +41,8 @@ export interface SandboxSideOptions {
   teardown: Teardown;
   /** Read at stop: with `destroy`, every sandbox is killed and the network goes. */
   stopping: { destroy: boolean };
+  /** Values of the placeholders in sandboxes' header transforms. */
+  placeholders: PlaceholderValues;
   log: Logger;
 }
 
@@ -57,10 +62,18 @@ export async function startSandboxSide(o: SandboxSideOptions) {
     cidr: config.networkCidr,
     allowInternal: config.allowInternal,
   });
+  // the CA sandboxes trust for header transforms; its key stays in the data directory
+  const egressCa = await EgressCa.open(path.join(config.dataDir, "egress-ca"));
   const egress = new EgressServices({
     network,
     upstreams: config.dnsUpstreams ? config.dnsUpstreams.map((u) => parseUpstream(u)) : await hostResolvers(),
     children,
+    transforms: {
+      ca: egressCa,
+      trusted: await readCaFiles(config.egressCaFiles ?? []),
+      placeholders: o.placeholders,
+      teamOf: async (id) => (await store.sandboxes.get(id))?.teamId,
+    },
     log: root,
   });
   network.onRemoved = (id) => egress.forget(id);
@@ -83,6 +96,7 @@ export async function startSandboxSide(o: SandboxSideOptions) {
     runtimes,
     network,
     envdDir,
+    egressCa: egressCa.cert,
     processLimit: config.processLimit,
     volumeSource: (id) => volumes.source(id),
     ...(node ? { ensureLayers: node.ensureLayers } : {}),

@@ -1171,7 +1171,7 @@ export const openapiDocument: Record<string, unknown> = {
         ],
         "operationId": "updateSandboxNetwork",
         "summary": "Replace a sandbox's network configuration",
-        "description": "Replaces the egress configuration of a running sandbox, atomically; omitted\nfields are cleared. New connections follow it at once; open ones keep going.\n`rules` and `egressProxy` are refused with 400 (not supported by this server).\n",
+        "description": "Replaces the egress configuration of a running sandbox, atomically; omitted\nfields are cleared. New connections follow it at once; open ones keep going\n(a connection the egress proxy intercepts for `rules` applies the rules it was\nopened under). `egressProxy` is refused with 400 (not supported by this server).\n",
         "requestBody": {
           "required": true,
           "content": {
@@ -4890,7 +4890,7 @@ export const openapiDocument: Record<string, unknown> = {
             "properties": {
               "headers": {
                 "type": "object",
-                "description": "Headers to set on matching requests.",
+                "description": "Headers to set on matching requests (at most 20; an existing header of the same name is replaced).",
                 "additionalProperties": {
                   "type": "string"
                 }
@@ -4923,7 +4923,7 @@ export const openapiDocument: Record<string, unknown> = {
       },
       "SandboxNetworkConfig": {
         "type": "object",
-        "description": "Network settings of a sandbox. `rules` and `egressProxy` are refused with 400 (not supported by this server).",
+        "description": "Network settings of a sandbox. `egressProxy` is refused with 400 (not supported by this server).",
         "properties": {
           "allowOut": {
             "type": "array",
@@ -4960,14 +4960,17 @@ export const openapiDocument: Record<string, unknown> = {
             "$ref": "#/components/schemas/SandboxEgressProxyConfig"
           },
           "rules": {
-            "type": "object",
-            "description": "Per-domain rules for outbound HTTPS requests, keyed by domain (`api.example.com` or `*.example.com`).",
-            "additionalProperties": {
-              "type": "array",
-              "items": {
-                "$ref": "#/components/schemas/SandboxNetworkRule"
-              }
-            }
+            "$ref": "#/components/schemas/SandboxNetworkRules"
+          }
+        }
+      },
+      "SandboxNetworkRules": {
+        "type": "object",
+        "description": "Per-domain transform rules applied to matching outbound HTTP (port 80) and HTTPS (port 443) requests,\nkeyed by an exact DNS name (`api.example.com`) or a leading wildcard (`*.example.com`), at most 128\ncharacters, lower-cased on write; a bare `*` is invalid. Wildcards match subdomains at any depth but\nnot the apex. Exact rules take precedence, then the longest matching wildcard suffix; matching rule\nsets are not merged. At most 10 domains, one rule each. Rules do not grant network access: allow/deny\ndecides first. HTTPS to a rule's name is terminated by the platform's egress proxy with a certificate\nof the platform's egress CA, which every sandbox trusts; other names are passed through untouched.\nHeader values may hold `${e2b.secrets.NAME}` and `${e2b.identity.tokens.NAME}` (at most 32 distinct\nsecret names per domain), filled in by the proxy on each request; a placeholder without a value fails\nthe request (502 from the proxy), it is never sent literally. Echoed as given (placeholders unresolved).\n",
+        "additionalProperties": {
+          "type": "array",
+          "items": {
+            "$ref": "#/components/schemas/SandboxNetworkRule"
           }
         }
       },
@@ -5071,13 +5074,7 @@ export const openapiDocument: Record<string, unknown> = {
             "$ref": "#/components/schemas/SandboxEgressProxyConfig"
           },
           "rules": {
-            "type": "object",
-            "additionalProperties": {
-              "type": "array",
-              "items": {
-                "$ref": "#/components/schemas/SandboxNetworkRule"
-              }
-            }
+            "$ref": "#/components/schemas/SandboxNetworkRules"
           }
         }
       },

@@ -531,8 +531,9 @@ export interface paths {
         /**
          * Replace a sandbox's network configuration
          * @description Replaces the egress configuration of a running sandbox, atomically; omitted
-         *     fields are cleared. New connections follow it at once; open ones keep going.
-         *     `rules` and `egressProxy` are refused with 400 (not supported by this server).
+         *     fields are cleared. New connections follow it at once; open ones keep going
+         *     (a connection the egress proxy intercepts for `rules` applies the rules it was
+         *     opened under). `egressProxy` is refused with 400 (not supported by this server).
          */
         put: operations["updateSandboxNetwork"];
         post?: never;
@@ -2085,7 +2086,7 @@ export interface components {
              */
             timestampUnix: number;
         };
-        /** @description Network settings of a sandbox. `rules` and `egressProxy` are refused with 400 (not supported by this server). */
+        /** @description Network settings of a sandbox. `egressProxy` is refused with 400 (not supported by this server). */
         SandboxNetworkConfig: {
             /**
              * @description Allowed egress destinations: IPs, CIDRs, domains, `*.` wildcards (subdomains at any depth, not the apex) and `*`.
@@ -2109,10 +2110,7 @@ export interface components {
             httpsPorts?: number[];
             /** @description The Host header requests to the sandbox's ports (not envd's) are sent with; `${PORT}` stands for the port. ASCII host name or IP, optionally with `:port`. */
             maskRequestHost?: string;
-            /** @description Per-domain rules for outbound HTTPS requests, keyed by domain (`api.example.com` or `*.example.com`). */
-            rules?: {
-                [key: string]: components["schemas"]["SandboxNetworkRule"][];
-            };
+            rules?: components["schemas"]["SandboxNetworkRules"];
         };
         /** @description Extension of this platform. One egress decision about a sandbox's traffic. */
         SandboxNetworkDecision: {
@@ -2148,11 +2146,26 @@ export interface components {
         /** @description Rule applied to outbound requests to a matching domain. */
         SandboxNetworkRule: {
             transform?: {
-                /** @description Headers to set on matching requests. */
+                /** @description Headers to set on matching requests (at most 20; an existing header of the same name is replaced). */
                 headers?: {
                     [key: string]: string;
                 };
             };
+        };
+        /**
+         * @description Per-domain transform rules applied to matching outbound HTTP (port 80) and HTTPS (port 443) requests,
+         *     keyed by an exact DNS name (`api.example.com`) or a leading wildcard (`*.example.com`), at most 128
+         *     characters, lower-cased on write; a bare `*` is invalid. Wildcards match subdomains at any depth but
+         *     not the apex. Exact rules take precedence, then the longest matching wildcard suffix; matching rule
+         *     sets are not merged. At most 10 domains, one rule each. Rules do not grant network access: allow/deny
+         *     decides first. HTTPS to a rule's name is terminated by the platform's egress proxy with a certificate
+         *     of the platform's egress CA, which every sandbox trusts; other names are passed through untouched.
+         *     Header values may hold `${e2b.secrets.NAME}` and `${e2b.identity.tokens.NAME}` (at most 32 distinct
+         *     secret names per domain), filled in by the proxy on each request; a placeholder without a value fails
+         *     the request (502 from the proxy), it is never sent literally. Echoed as given (placeholders unresolved).
+         */
+        SandboxNetworkRules: {
+            [key: string]: components["schemas"]["SandboxNetworkRule"][];
         };
         /** @description Full replacement of a running sandbox's egress configuration; omitted fields are cleared. */
         SandboxNetworkUpdateConfig: {
@@ -2161,9 +2174,7 @@ export interface components {
             allowOut?: string[];
             denyOut?: string[];
             egressProxy?: components["schemas"]["SandboxEgressProxyConfig"];
-            rules?: {
-                [key: string]: components["schemas"]["SandboxNetworkRule"][];
-            };
+            rules?: components["schemas"]["SandboxNetworkRules"];
         };
         /**
          * @description What happens when the sandbox's timeout expires.

@@ -11,7 +11,23 @@ export interface EgressPolicy {
   allowOut: string[];
   /** IPs and CIDRs. */
   denyOut: string[];
+  /**
+   * Header transforms by domain (`name` or `*.name`, lower-cased), placeholders unresolved;
+   * absent when none. They grant no access: the lists above decide first.
+   */
+  rules?: NetworkRules;
 }
+
+/** One rule for the requests to a domain (E2B's `SandboxNetworkRule`). */
+export interface NetworkRule {
+  transform?: {
+    /** Headers set on each request, replacing any of the same name; values may hold placeholders. */
+    headers?: Record<string, string>;
+  };
+}
+
+/** Transform rules by domain; at most one rule per domain. */
+export type NetworkRules = Record<string, NetworkRule[]>;
 
 /** How the sandbox's own URLs are served through the proxy. */
 export interface IngressPolicy {
@@ -26,7 +42,12 @@ export interface IngressPolicy {
 export const OPEN_EGRESS: EgressPolicy = { allowOut: [], denyOut: [] };
 export const PUBLIC_INGRESS: IngressPolicy = { allowPublicTraffic: true, httpsPorts: [] };
 
-/** Whether the policy lets everything out (nothing listed, internet not turned off). */
+/** Whether the policy lets everything out untouched (nothing listed, internet not turned off, no rules). */
 export function isOpenEgress(p: EgressPolicy): boolean {
-  return p.allowInternetAccess !== false && p.allowOut.length === 0 && p.denyOut.length === 0;
+  return (
+    p.allowInternetAccess !== false &&
+    p.allowOut.length === 0 &&
+    p.denyOut.length === 0 &&
+    Object.keys(p.rules ?? {}).length === 0
+  );
 }

@@ -89,6 +89,15 @@ export interface PlaceholderValues {
   identityToken(sandboxId: string, name: string): Promise<string | undefined>;
 }
 
+/**
+ * The values there are until a secrets store and an identity-token minter are wired in: none,
+ * so every placeholder fails closed.
+ */
+export const NO_PLACEHOLDER_VALUES: PlaceholderValues = {
+  secret: async () => undefined,
+  identityToken: async () => undefined,
+};
+
 /** A header value with its placeholders filled in; undefined when one of them has no value. */
 export async function fillHeaderTemplate(
   parts: TemplatePart[],

@@ -2,8 +2,10 @@ import net from "node:net";
 import type { Logger } from "../lib/log.js";
 import { originalDestination } from "./conntrack.js";
 import type { NewDecision } from "./egress-log.js";
-import { allowedDomain, type EgressRules } from "./egress-rules.js";
+import { addressVerdict, allowedDomain, type EgressRules } from "./egress-rules.js";
 import { SNIFF_LIMIT, sniffName } from "./sniff.js";
+import type { HeaderTransformer } from "./transform-proxy.js";
+import { matchTransform } from "./transforms.js";
 
 export interface EgressProxyOptions {
   /** The sandbox at a client address, with its rules; undefined for anyone else. */
@@ -15,6 +17,8 @@ export interface EgressProxyOptions {
   /** Whether a sandbox may never reach this address (private and not opened by the operator). */
   forbidden(ip: string): boolean;
   record(decision: NewDecision): void;
+  /** Rewrites the requests of connections to names with header transforms. */
+  transformer?: HeaderTransformer;
   log: Logger;
   /** How long a client that named nothing yet may take to send its first bytes. */
   firstBytesMs?: number;
@@ -31,6 +35,11 @@ export interface EgressProxyOptions {
  * the platform's resolvers (so /etc/hosts or a forged answer inside the sandbox gains nothing),
  * never to a private address. Every other connection is reset at once: nothing is ever
  * accepted and then left hanging.
+ *
+ * TCP to ports 80 and 443 of sandboxes with header transforms comes here too, whatever its
+ * address: the same decision is taken (an allowed name, else the address rules), then a
+ * connection to a name with a rule is intercepted (transform-proxy.ts) and any other is passed
+ * through untouched, to the name it was allowed by or to the address it was sent to.
  */
 export class EgressProxy {
   private server?: net.Server;
@@ -106,16 +115,62 @@ export class EgressProxy {
     const upstream = name === resolvedName ? early : undefined;
     if (early && !upstream) void early.then((up) => up?.destroy());
     if (client.destroyed) return;
-    if (!name) return deny("no allowed name: the connection names no host and its address was not resolved");
-    if (!pattern)
+    // names decide first; a connection no name allows may still go by its address (sandboxes
+    // with header transforms send every connection to ports 80 and 443 here)
+    const byAddress = pattern ? undefined : this.addressDecision(sandbox.rules, destination.ip);
+    if (!pattern && !byAddress?.allowed) {
+      if (early) void early.then((up) => up?.destroy());
+      if (byAddress?.rule.startsWith("private")) return deny(byAddress.rule, name);
+      if (!name)
+        return deny("no allowed name: the connection names no host and its address was not resolved");
       return deny(`not an allowed name (${named ? "named in the connection" : "resolved"})`, name);
-    const connected = await (upstream ?? this.dial(name, destination.port));
-    if (!connected) return deny(`allowOut ${pattern}, but ${name} has no public address that answers`, name);
+    }
+    const allowedBy = pattern ? `allowOut ${pattern}` : byAddress!.rule;
+    const port = destination.port;
+    const rule =
+      named && (port === 80 || port === 443) && this.o.transformer
+        ? matchTransform(sandbox.rules.transforms, named)
+        : undefined;
+    if (rule && named && this.o.transformer) {
+      if (upstream) void upstream.then((up) => up?.destroy());
+      const ip = await this.publicAddress(named, pattern ? undefined : sandbox.rules);
+      if (!ip)
+        return deny(
+          `${allowedBy}, transform ${rule.domain}, but ${named} has no allowed public address`,
+          named,
+        );
+      if (client.destroyed) return;
+      this.o.record({
+        ...base,
+        name: named,
+        verdict: "allowed",
+        rule: `${allowedBy}, transform ${rule.domain}`,
+      });
+      await this.o.transformer.serve(client, first, {
+        sandboxId: sandbox.id,
+        name: named,
+        ip,
+        port,
+        tls: port === 443,
+        base: { ...base, name: named },
+      });
+      return;
+    }
+    const connected = await (upstream ??
+      (pattern && name ? this.dial(name, port) : this.dialAddress(destination.ip, port)));
+    if (!connected) {
+      return deny(
+        pattern
+          ? `allowOut ${pattern}, but ${name} has no public address that answers`
+          : `${allowedBy}, but no answer`,
+        name,
+      );
+    }
     if (client.destroyed) {
       connected.destroy();
       return;
     }
-    this.o.record({ ...base, name, verdict: "allowed", rule: `allowOut ${pattern}` });
+    this.o.record({ ...base, ...(name ? { name } : {}), verdict: "allowed", rule: allowedBy });
     connected.write(first);
     client.pipe(connected);
     connected.pipe(client);
@@ -125,6 +180,26 @@ export class EgressProxy {
       if (hadError && !client.destroyed) client.resetAndDestroy();
     });
     client.once("close", () => connected.destroy());
+  }
+
+  /** The address rules' verdict on a destination, private ranges refused first. */
+  private addressDecision(rules: EgressRules, ip: string): { allowed: boolean; rule: string } {
+    if (this.o.forbidden(ip)) return { allowed: false, rule: "private range (always denied)" };
+    return addressVerdict(rules, ip);
+  }
+
+  /**
+   * A public address of a name through the platform's resolvers; with `rules` (the connection
+   * was allowed by its address, not its name) only one the address rules allow.
+   */
+  private async publicAddress(name: string, rules?: EgressRules): Promise<string | undefined> {
+    try {
+      const ips = await this.o.resolve(name);
+      return ips.find((ip) => !this.o.forbidden(ip) && (!rules || addressVerdict(rules, ip).allowed));
+    } catch (err) {
+      this.o.log.debug({ name, err }, "egress proxy could not resolve a name");
+      return undefined;
+    }
   }
 
   /**
@@ -140,6 +215,11 @@ export class EgressProxy {
       this.o.log.debug({ name, err }, "egress proxy could not resolve an allowed name");
     }
     if (!ip) return undefined;
+    return this.dialAddress(ip, port);
+  }
+
+  /** A connection to an address (paused, as dial's), undefined when it does not answer in time. */
+  private dialAddress(ip: string, port: number): Promise<net.Socket | undefined> {
     const upstream = net.connect({ host: ip, port });
     upstream.pause();
     this.track(upstream);

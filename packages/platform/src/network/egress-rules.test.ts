@@ -1,4 +1,5 @@
 import { addressVerdict, allowedDomain, deniesEverything, egressRules, ipv4Cidr } from "./egress-rules.js";
+import { NetworkManager } from "./network-manager.js";
 
 describe("egress rules", () => {
   it("splits addresses from names, canonical and without nested CIDRs", () => {
@@ -29,5 +30,34 @@ describe("egress rules", () => {
     expect(allowedDomain(r, "example.org")).toBeUndefined();
     expect(allowedDomain(r, "badexample.org")).toBeUndefined();
     expect(allowedDomain(egressRules({ allowOut: ["*"], denyOut: [] }), "anything.test")).toBe("*");
+  });
+});
+
+describe("egress rules with header transforms", () => {
+  const egress = {
+    allowOut: [],
+    denyOut: [],
+    rules: { "api.example.com": [{ transform: { headers: { Authorization: "Bearer ${e2b.secrets.k}" } } }] },
+  };
+
+  it("carry the compiled rules, also for a sandbox adopted after a restart", () => {
+    expect(egressRules({ allowOut: [], denyOut: [] }).transforms).toBeUndefined();
+    expect(egressRules(egress).transforms?.exact.get("api.example.com")?.headers).toEqual([
+      { name: "Authorization", value: ["Bearer ", { kind: "secret", name: "k" }] },
+    ]);
+    const network = new NetworkManager({ prefix: "u" });
+    const net = {
+      id: "sbx",
+      netns: "u-sbx",
+      netnsPath: "/run/netns/u-sbx",
+      hostIf: "uh0",
+      slot: 0,
+      hostIp: "10.200.0.1",
+      sandboxIp: "10.200.0.2",
+      prefixLength: 30 as const,
+    };
+    network.remember(net, egress);
+    expect(network.egressAt("10.200.0.2")?.rules.transforms).toBeDefined();
+    expect(network.egressOf("sbx")?.rules.transforms?.exact.has("api.example.com")).toBe(true);
   });
 });

@@ -1,6 +1,7 @@
 import { BlockList, isIPv4 } from "node:net";
 import type { EgressPolicy } from "../model/network.js";
 import { intToIp, ipToInt } from "./address-pool.js";
+import { compileTransforms, type Transforms } from "./transforms.js";
 
 /**
  * A sandbox's egress policy as the firewall, the DNS service and the egress proxy enforce it.
@@ -15,6 +16,8 @@ export interface EgressRules {
   deny: string[];
   /** Lowercase `name`, `*.name` or `*`. */
   domains: string[];
+  /** Header transforms by name; with them, TCP to ports 80 and 443 goes to the egress proxy. */
+  transforms?: Transforms;
 }
 
 /** Everything allowed. */
@@ -30,7 +33,13 @@ export function egressRules(p: EgressPolicy): EgressRules {
   }
   const deny = p.denyOut.map(ipv4Cidr).filter((c): c is string => c !== undefined);
   if (p.allowInternetAccess === false) deny.push("0.0.0.0/0");
-  return { allow: outermost(allow), deny: outermost(deny), domains: [...new Set(domains)] };
+  const transforms = compileTransforms(p.rules);
+  return {
+    allow: outermost(allow),
+    deny: outermost(deny),
+    domains: [...new Set(domains)],
+    ...(transforms ? { transforms } : {}),
+  };
 }
 
 /** Whether the rules deny every address they do not allow (so names must be allowed to resolve). */

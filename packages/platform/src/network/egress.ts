@@ -1,6 +1,8 @@
 import type { Logger } from "../lib/log.js";
 import type { ChildRecords } from "../lib/owned-process.js";
+import type { PlaceholderValues } from "../model/placeholders.js";
 import { DnsForwarder, type Upstream } from "./dns-forwarder.js";
+import type { EgressCa } from "./egress-ca.js";
 import { EgressLog } from "./egress-log.js";
 import { EgressProxy } from "./egress-proxy.js";
 import { allowedDomain, deniesEverything, inCidr } from "./egress-rules.js";
@@ -8,6 +10,7 @@ import { EgressTrace } from "./egress-trace.js";
 import { ALWAYS_DENIED_IPV4, type FirewallPorts } from "./firewall.js";
 import { NameMemory } from "./name-memory.js";
 import type { NetworkManager } from "./network-manager.js";
+import { HeaderTransformer } from "./transform-proxy.js";
 
 export interface EgressServicesOptions {
   network: NetworkManager;
@@ -15,6 +18,14 @@ export interface EgressServicesOptions {
   upstreams: readonly Upstream[];
   /** Where the helper processes it starts are recorded, for the next start to end any left. */
   children?: ChildRecords;
+  /** What header transforms need; without it, connections to names with rules pass through. */
+  transforms?: {
+    ca: EgressCa;
+    /** CAs (PEM) trusted for origins besides the system's. */
+    trusted: readonly string[];
+    placeholders: PlaceholderValues;
+    teamOf(sandboxId: string): Promise<string | undefined>;
+  };
   log: Logger;
 }
 
@@ -75,6 +86,16 @@ export class EgressServices {
       resolve: (name) => this.dns.resolve4(name),
       forbidden: (ip) => ALWAYS_DENIED_IPV4.some((c) => inCidr(ip, c)) && !opened.some((c) => inCidr(ip, c)),
       record,
+      ...(o.transforms
+        ? {
+            transformer: new HeaderTransformer({
+              ...o.transforms,
+              transformsOf: (id) => network.egressOf(id)?.rules.transforms,
+              record,
+              log: o.log.child({ component: "egress-transforms" }),
+            }),
+          }
+        : {}),
       log: o.log.child({ component: "egress-proxy" }),
     });
     this.trace = new EgressTrace({

@@ -103,7 +103,16 @@ export class NetworkManager {
     return this.byAddress.get(sandboxIp);
   }
 
-  /** Replaces a sandbox's egress rules: connections opened from now on follow them. */
+  /** The egress of a sandbox by its id, if it has a network of ours. */
+  egressOf(id: string): SandboxEgress | undefined {
+    const entry = this.entries.get(id);
+    return entry ? { id, rules: entry.rules } : undefined;
+  }
+
+  /**
+   * Replaces a sandbox's egress rules: connections opened from now on follow them, and the
+   * requests of connections intercepted for header transforms use the new transforms.
+   */
   async setEgress(net: SandboxNetwork, egress: EgressPolicy): Promise<void> {
     const before = this.entries.get(net.id);
     const entry = this.track(net, egressRules(egress));

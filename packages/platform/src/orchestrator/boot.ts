@@ -24,7 +24,8 @@ export function initSandbox(
   return ctx.host.agent.init(
     { address, accessToken: currentToken ?? sandbox.envdAccessToken },
     {
-      envVars: sandbox.envVars,
+      // the sandbox's own variables win over the host's
+      envVars: { ...ctx.host.sandboxEnv, ...sandbox.envVars },
       identity: { sandboxId: sandbox.id, templateId: sandbox.templateId, teamId: sandbox.teamId },
       accessToken: sandbox.envdAccessToken,
     },

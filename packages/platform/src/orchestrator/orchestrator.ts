@@ -71,7 +71,14 @@ export class Orchestrator {
       ...(runtimeSpecOf(build).startCmd
         ? {
             prepare: (member: PoolMember) =>
-              startTemplateCommand(this.ctx.host.agent, member.address, member.accessToken, build),
+              startTemplateCommand(
+                this.ctx.host.agent,
+                member.address,
+                member.accessToken,
+                build,
+                // a member has had no /init: the egress CA's trust settings go with the command
+                this.ctx.host.sandboxEnv,
+              ),
           }
         : {}),
     };

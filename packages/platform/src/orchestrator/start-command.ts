@@ -15,14 +15,16 @@ export async function startTemplateCommand(
   address: string,
   accessToken: string,
   build: Build,
+  /** Variables envd does not have yet: a pool member's, before any /init, the host's for every sandbox. */
+  envVars?: Readonly<Record<string, string>>,
 ): Promise<void> {
   const { startCmd, readyCmd, user, workdir } = runtimeSpecOf(build);
   if (!startCmd) return;
-  // no envVars: envd has them since its start (or /init)
+  // otherwise no envVars: envd has them since its start (or /init)
   const target = { address, accessToken };
   await agent.runStartCommand(
     target,
-    { startCmd, readyCmd, user, workdir },
+    { startCmd, readyCmd, user, workdir, ...(envVars ? { envVars: { ...envVars } } : {}) },
     { timeoutMs: START_READY_TIMEOUT_MS },
   );
 }

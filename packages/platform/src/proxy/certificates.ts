@@ -1,5 +1,5 @@
 import { X509Certificate } from "node:crypto";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import tls from "node:tls";
@@ -86,12 +86,19 @@ function checkIdentity(identity: TlsIdentity, domain: string, file: string): voi
   }
 }
 
-/** The local CA (`ca.pem`, `ca.key` in `dir`), made on first need. */
-async function localCa(dir: string): Promise<{ cert: string; certFile: string }> {
+/**
+ * A local CA (`ca.pem`, `ca.key` in `dir`, the key 0600), made on first need and kept ten
+ * years; `name` says what it is for in its subject.
+ */
+export async function localCa(
+  dir: string,
+  name = "local CA",
+): Promise<{ cert: string; certFile: string; keyFile: string }> {
   const keyFile = path.join(dir, "ca.key");
   const certFile = path.join(dir, "ca.pem");
   const [cert, key] = await Promise.all([readIfThere(certFile), readIfThere(keyFile)]);
-  if (cert && key) return { cert, certFile };
+  if (cert && key) return { cert, certFile, keyFile };
+  await mkdir(dir, { recursive: true, mode: 0o700 });
   await command("openssl", [
     "req",
     "-x509",
@@ -99,7 +106,7 @@ async function localCa(dir: string): Promise<{ cert: string; certFile: string }>
     "-days",
     "3650",
     "-subj",
-    `/CN=x sandbox platform local CA (${os.hostname()})`,
+    `/CN=x sandbox platform ${name} (${os.hostname()})`,
     "-addext",
     "basicConstraints=critical,CA:TRUE",
     "-addext",
@@ -109,10 +116,11 @@ async function localCa(dir: string): Promise<{ cert: string; certFile: string }>
     "-out",
     certFile,
   ]);
-  return { cert: await readFile(certFile, "utf8"), certFile };
+  await chmod(keyFile, 0o600);
+  return { cert: await readFile(certFile, "utf8"), certFile, keyFile };
 }
 
-const EC_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+export const EC_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
 
 /** A wildcard certificate for the domain, signed by the local CA in `dir`. */
 async function issue(o: { dir: string; domain: string; certFile: string; keyFile: string }): Promise<void> {

@@ -25,6 +25,8 @@ export type SandboxRef = Pick<BootSpec, "id" | "runtime">;
 export interface SandboxHostPort {
   /** envd inside the sandbox. */
   readonly agent: SandboxAgentPort;
+  /** Environment every sandbox's processes get from the host (trust in the egress CA). */
+  readonly sandboxEnv?: Readonly<Record<string, string>>;
   /** Boots the sandbox from its files and waits until envd answers. Resolves its address. */
   boot(spec: BootSpec): Promise<string>;
   /** Boots a new sandbox from another one's memory image (a memory snapshot). */

@@ -29,6 +29,7 @@ import {
 import { runcCompat } from "../runtime/runc-compat.js";
 import type { SandboxHostPort } from "./host-port.js";
 import { type SandboxLimits, sandboxLimits } from "./resource-limits.js";
+import { TRUSTED_CA_ENV, trustEgressCa } from "./trusted-ca.js";
 
 /** How often, and how far apart, a checkpoint refused for a connection still closing is tried. */
 const CHECKPOINT_ATTEMPTS = 3;
@@ -74,6 +75,11 @@ export interface BootSpec {
   defaultWorkdir?: string;
   /** Volumes bound read-write into the sandbox, at absolute paths. */
   volumes?: Array<{ volumeId: string; path: string }>;
+  /**
+   * Leave the egress CA out of its trust: a template build's sandbox, whose writable layer
+   * becomes a layer of the template (the CA is put into each sandbox at its own boot).
+   */
+  withoutEgressCa?: boolean;
 }
 
 export interface SandboxPaths {
@@ -94,6 +100,8 @@ export interface SandboxHostOptions {
   network: NetworkManager;
   /** Host directory holding envd's bundle (`envd.cjs` and its native addons). */
   envdDir: string;
+  /** The egress CA's certificate (PEM), put into every sandbox's trust at boot (trusted-ca.ts). */
+  egressCa?: string;
   /** Tasks a sandbox's commands may run (see resource-limits.ts); the runtime's default otherwise. */
   processLimit?: number;
   /** Where a volume's files are on this host, mounted (for sandboxes that bind it). */
@@ -114,7 +122,11 @@ export class SandboxHost implements SandboxHostPort {
   /** Containers being deleted after a checkpoint, by sandbox id. */
   private readonly deleting = new Map<string, Promise<void>>();
 
-  constructor(private readonly o: SandboxHostOptions) {}
+  readonly sandboxEnv: Readonly<Record<string, string>>;
+
+  constructor(private readonly o: SandboxHostOptions) {
+    this.sandboxEnv = o.egressCa ? TRUSTED_CA_ENV : {};
+  }
 
   /** Makes sure these layers (absolute paths) are here (beyond one machine: fetched from another node). */
   async ensureLayers(lowers: string[]): Promise<void> {
@@ -220,6 +232,7 @@ export class SandboxHost implements SandboxHostPort {
       ...(gvisor?.env ?? []),
       ...limits.envdEnv,
     ];
+    if (this.o.egressCa && !spec.withoutEgressCa) await trustEgressCa(p.rootfs, this.o.egressCa);
     const ref = await this.ref(spec.id);
     await writeBundle(p.bundle, {
       rootfs: p.rootfs,

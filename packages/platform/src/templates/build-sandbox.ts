@@ -42,6 +42,7 @@ export async function withBuildSandbox<T>(
       envdAccessToken: target.accessToken,
       defaultUser: spec.user,
       defaultWorkdir: spec.workdir,
+      withoutEgressCa: true,
     });
     const result = await fn(target);
     if (keepUpper) {

@@ -4,6 +4,7 @@
  * see the first team's sandboxes.
  */
 
+import { MALFORMED_PLACEHOLDER } from "../../src/model/placeholders.js";
 import { parseTemplateRef } from "../../src/model/template.js";
 import { createNetworkManager } from "../../src/network/network-manager.js";
 import { DIALECTS } from "../helpers/stores.js";
@@ -438,7 +439,7 @@ describe.each(DIALECTS)("sandbox API on %s", (dialect) => {
     expect(legacy.body.logEntries).toEqual(res.body.logs.slice(0, 3));
   });
 
-  it("replaces egress rules live, echoes them as given, and refuses what it cannot enforce", async () => {
+  it("replaces egress rules and header transforms live, echoes them as given, and refuses what it cannot enforce", async () => {
     const id = await create();
     const { networkPrefix, networkCidr } = api.t.platform.config;
     const network = createNetworkManager({ prefix: networkPrefix, cidr: networkCidr });
@@ -474,6 +475,19 @@ describe.each(DIALECTS)("sandbox API on %s", (dialect) => {
     // (names live in the platform, the kernel holds addresses)
     expect(await rules()).toMatchObject({ allow: ["198.51.100.7/32"], deny: ["0.0.0.0/0"] });
 
+    // header transforms are stored (domains lower-cased) and echoed with placeholders
+    // unresolved; the sandbox's HTTP and HTTPS go to the egress proxy while it has them
+    const rule = [{ transform: { headers: { Authorization: "Bearer ${e2b.secrets.k}" } } }];
+    expect((await put({ ...policy, rules: { "API.example.com": rule } })).status).toBe(204);
+    expect((await get()).network).toMatchObject({ ...policy, rules: { "api.example.com": rule } });
+    const transformSet = async () =>
+      /set transform \{[^}]*?elements = \{([^}]*)\}/.exec((await network.firewall.describe()) ?? "")?.[1] ??
+      "";
+    expect(await transformSet()).toContain(`"${net!.hostIf}"`);
+    expect((await put(policy)).status).toBe(204);
+    expect((await get()).network.rules).toBeUndefined();
+    expect(await transformSet()).not.toContain(`"${net!.hostIf}"`);
+
     for (const [body, message] of [
       [{ denyOut: ["example.com"] }, "invalid denied CIDR example.com"],
       [{ denyOut: ["0.0.0.0"] }, "invalid denied CIDR 0.0.0.0"],
@@ -481,7 +495,14 @@ describe.each(DIALECTS)("sandbox API on %s", (dialect) => {
       [{ allowOut: ["bad..name"], denyOut: ["0.0.0.0/0"] }, /invalid allowed domain bad\.\.name/],
       [{ allowOut: ["api.example.com"] }, /you must include 'ALL_TRAFFIC' in deny out/],
       [{ egressProxy: { address: "proxy:1080" } }, /egressProxy is not supported/],
-      [{ rules: { "api.example.com": [{ transform: { headers: { A: "b" } } }] } }, /rules .* not supported/],
+      [
+        { rules: { "*": [{ transform: { headers: { A: "b" } } }] } },
+        'Rule domain "*" is not a valid domain name.',
+      ],
+      [
+        { rules: { "a.test": [{ transform: { headers: { A: "${e2b.secrets.}" } } }] } },
+        MALFORMED_PLACEHOLDER,
+      ],
     ] as const) {
       const res = await put(body);
       expect({ body, status: res.status }).toEqual({ body, status: 400 });

@@ -3,9 +3,10 @@
  * internet of the test's own: public addresses yes (with internet), the operator's internal
  * networks never, whatever the sandbox asked for; DNS only through the platform's resolver.
  */
-import { CommandExitError, Sandbox } from "e2b";
+import { Sandbox } from "e2b";
 import { FakeInternet } from "../helpers/fake-internet.js";
 import { pointE2bClient, startTestPlatform, type TestPlatform } from "../helpers/platform.js";
+import { runCommand } from "../helpers/sandbox-network.js";
 
 const outside = new FakeInternet("eg", 0, { "allowed.test": "198.51.100.10" });
 const { rfc1918b: OPENED, ...CLOSED } = outside.privateNets();
@@ -13,15 +14,7 @@ const { rfc1918b: OPENED, ...CLOSED } = outside.privateNets();
 beforeAll(() => outside.start());
 afterAll(() => outside.stop());
 
-/** Runs a command, resolving with its result whether or not it exits 0. */
-async function run(sandbox: Sandbox, cmd: string) {
-  try {
-    return await sandbox.commands.run(cmd);
-  } catch (err) {
-    if (err instanceof CommandExitError) return err;
-    throw err;
-  }
-}
+const run = (sandbox: Sandbox, cmd: string) => runCommand(sandbox, cmd);
 
 describe.each(["runc", "runsc"] as const)("egress from %s sandboxes", (runtime) => {
   let t: TestPlatform;

@@ -6,9 +6,10 @@
  * /etc/hosts and `curl --resolve` gaining nothing, private ranges denied even when listed,
  * refusals that fail at once, live updates, the decision log, and the client's 400 messages.
  */
-import { CommandExitError, Sandbox } from "e2b";
+import { Sandbox } from "e2b";
 import { FakeInternet } from "../helpers/fake-internet.js";
 import { pointE2bClient, startTestPlatform, type TestPlatform } from "../helpers/platform.js";
+import { networkDecisions, runCommand } from "../helpers/sandbox-network.js";
 
 const outside = new FakeInternet("np", 3);
 const ip = (n: number) => outside.publicIp(n);
@@ -26,15 +27,7 @@ const PRIVATE = outside.privateNets().rfc1918a;
 beforeAll(() => outside.start());
 afterAll(() => outside.stop());
 
-/** Runs a command, resolving with its result whether or not it exits 0. */
-async function run(sandbox: Sandbox, cmd: string) {
-  try {
-    return await sandbox.commands.run(cmd, { timeoutMs: 30_000 });
-  } catch (err) {
-    if (err instanceof CommandExitError) return err;
-    throw err;
-  }
-}
+const run = (sandbox: Sandbox, cmd: string) => runCommand(sandbox, cmd, 30_000);
 
 /** curl's exit code and output for a URL (extra curl flags first). */
 async function curl(sandbox: Sandbox, url: string, flags = "") {
@@ -64,13 +57,7 @@ describe.each(["runc", "runsc"] as const)("egress policy on %s", (runtime) => {
     await t.stop();
   });
 
-  async function decisions(sandboxId: string) {
-    const res = await fetch(`${t.apiUrl}/sandboxes/${sandboxId}/network/decisions`, {
-      headers: { "X-API-Key": t.apiKey },
-    });
-    expect(res.status).toBe(200);
-    return ((await res.json()) as { decisions: Array<Record<string, unknown>> }).decisions;
-  }
+  const decisions = (sandboxId: string) => networkDecisions(t, sandboxId);
 
   it("allows and denies by address on TCP and UDP, allow beating deny, refusing at once", async () => {
     const sandbox = await Sandbox.create({

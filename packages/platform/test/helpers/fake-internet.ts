@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { command } from "../../src/lib/command.js";
@@ -9,17 +9,21 @@ import { command } from "../../src/lib/command.js";
  * host, holding public TEST-NET-2 addresses (198.51.100.0/24; never TEST-NET-1 or -3, which
  * this machine's own network uses) and private, CGNAT and link-local addresses that stand for
  * an operator's internal network. Servers inside (see fixtures/fake-internet-server.cjs)
- * answer HTTP on 80, HTTPS on 443 (self-signed), a line on TCP 2222, UDP echo on 7777 and DNS
- * on 53, and log every connection. Tests send
+ * answer HTTP on 80, HTTPS on 443 (a certificate for the zone's names from a CA of its own,
+ * `caFile`), a line on TCP 2222, UDP echo on 7777 and DNS on 53, and log every connection;
+ * `/headers` on 80 and 443 reflects the request's headers. Tests send
  * traffic only here and to loopback.
  *
- * `slot` (0-3) keeps test files apart: each gets its own /26 of public addresses and its own
- * private /24s.
+ * `slot` (0-7) keeps test files apart: each gets its own /26 of public addresses and its own
+ * private /24s. Slots 4-7 take theirs from 198.18.0.0/24 (RFC 2544's benchmarking range, no
+ * more routed than TEST-NET), for files added after TEST-NET-2's four were taken.
  */
 export class FakeInternet {
   readonly netns: string;
   readonly hostIf: string;
   private readonly base: number;
+  /** The /24 the public addresses are in. */
+  private readonly net: string;
   private server?: ChildProcess;
   private certDir?: string;
   private readonly routes: string[];
@@ -31,12 +35,13 @@ export class FakeInternet {
     readonly zone: Record<string, string> = {},
   ) {
     if (!/^[a-z0-9]{1,8}$/.test(name)) throw new Error(`fake internet name must be short: ${name}`);
-    if (!Number.isInteger(slot) || slot < 0 || slot > 3) throw new Error(`slot must be 0-3, got ${slot}`);
+    if (!Number.isInteger(slot) || slot < 0 || slot > 7) throw new Error(`slot must be 0-7, got ${slot}`);
     this.netns = `${name}fi`;
     this.hostIf = `${name}fi0`;
-    this.base = slot * 64;
+    this.base = (slot % 4) * 64;
+    this.net = slot < 4 ? "198.51.100" : "198.18.0";
     this.routes = [
-      `198.51.100.${this.base}/26`,
+      `${this.net}.${this.base}/26`,
       ...Object.values(this.privateNets()).map((ip) => `${ip.split(".").slice(0, 3).join(".")}.0/24`),
     ];
   }
@@ -44,16 +49,22 @@ export class FakeInternet {
   /** A public address (TEST-NET-2) inside, `n` from 1 to 59. */
   publicIp(n: number): string {
     if (n < 1 || n > 59) throw new Error(`public address ${n} is outside 1-59`);
-    return `198.51.100.${this.base + n}`;
+    return `${this.net}.${this.base + n}`;
   }
 
   /** The address the host uses on its link to the fake internet: what masqueraded traffic comes from. */
   get hostIp(): string {
-    return `198.51.100.${this.base + 61}`;
+    return `${this.net}.${this.base + 61}`;
   }
 
   private get peerIp(): string {
-    return `198.51.100.${this.base + 62}`;
+    return `${this.net}.${this.base + 62}`;
+  }
+
+  /** The CA (PEM file) of the HTTPS server's certificate, while started. */
+  get caFile(): string {
+    if (!this.certDir) throw new Error("the fake internet is not started");
+    return path.join(this.certDir, "ca.pem");
   }
 
   /** The DNS server's address. */
@@ -104,24 +115,47 @@ export class FakeInternet {
         ...[...inside, ...Object.values(this.privateNets())].map((ip) => `addr add ${ip}/32 dev lo`),
       ].join("\n"),
     });
-    // a self-signed certificate for the HTTPS server (clients inside use -k: it is SNI that matters)
+    // the HTTPS server's certificate, for every name of the zone, from a CA of its own (clients
+    // inside use -k: it is SNI that matters; the platform's egress proxy is given `caFile`)
     this.certDir = mkdtempSync(path.join(os.tmpdir(), `${this.name}-fi-`));
+    const file = (name: string) => path.join(this.certDir!, name);
+    const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"];
     await command("openssl", [
       "req",
       "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-days",
-      "2",
+      ...EC,
       "-subj",
-      "/CN=fake-internet",
+      "/CN=fake internet CA",
+      "-addext",
+      "basicConstraints=critical,CA:TRUE",
+      "-addext",
+      "keyUsage=critical,keyCertSign",
       "-keyout",
-      path.join(this.certDir, "key.pem"),
+      file("ca.key"),
       "-out",
-      path.join(this.certDir, "cert.pem"),
+      file("ca.pem"),
+    ]);
+    const names = ["fake-internet", ...Object.keys(this.zone)];
+    writeFileSync(
+      file("leaf.cnf"),
+      `[req]\ndistinguished_name=dn\nprompt=no\n[dn]\nCN=fake-internet\n[ext]\nsubjectAltName=${names.map((n) => `DNS:${n}`).join(",")}\nbasicConstraints=critical,CA:FALSE\nextendedKeyUsage=serverAuth\n`,
+    );
+    await command("openssl", [
+      "req",
+      "-x509",
+      "-config",
+      file("leaf.cnf"),
+      "-extensions",
+      "ext",
+      ...EC,
+      "-CA",
+      file("ca.pem"),
+      "-CAkey",
+      file("ca.key"),
+      "-keyout",
+      file("key.pem"),
+      "-out",
+      file("cert.pem"),
     ]);
     const args = JSON.stringify({
       zone: this.zone,

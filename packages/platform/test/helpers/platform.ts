@@ -50,6 +50,7 @@ export async function startTestPlatform(
         | "diskSizeMB"
         | "allowInternal"
         | "dnsUpstreams"
+        | "egressCaFiles"
         | "memoryReserveMB"
         | "processLimit"
         | "warmPoolMax"

@@ -2,6 +2,7 @@ import { isIP } from "node:net";
 import type { Schemas } from "@x/platform-client";
 import { invalid } from "../../model/errors.js";
 import type { EgressPolicy } from "../../model/network.js";
+import { networkRules } from "../../network/transforms.js";
 
 /** The egress part of a network configuration, as create and `PUT /network` send it. */
 export type EgressConfig = Schemas["SandboxNetworkUpdateConfig"];
@@ -34,17 +35,14 @@ function looksLikeAddress(entry: string): boolean {
 
 /**
  * Checks an egress configuration the way the hosted service does, with its 400 messages, and
- * returns it as stored (and echoed by GET): entries as given. Parts this server does not
- * enforce (per-domain request rules, an egress proxy) are refused rather than ignored.
+ * returns it as stored (and echoed by GET): entries as given, rules with their domains
+ * lower-cased. An egress proxy (which this server does not offer) is refused rather than ignored.
  * Unlike the hosted service, `allow_internet_access: false` is also accepted as the "deny
  * everything else" that allowed domains need, and domains are checked for shape.
  */
 export function egressPolicy(config: EgressConfig): EgressPolicy {
   if (config.egressProxy) {
     throw invalid("egressProxy is not supported by this server: create the sandbox without it");
-  }
-  if (config.rules && Object.keys(config.rules).length > 0) {
-    throw invalid("rules (per-domain request transforms) are not supported by this server: leave them out");
   }
   const allowOut = config.allowOut ?? [];
   const denyOut = config.denyOut ?? [];
@@ -64,11 +62,13 @@ export function egressPolicy(config: EgressConfig): EgressPolicy {
       "When specifying allowed domains in allow out, you must include 'ALL_TRAFFIC' in deny out to block all other traffic.",
     );
   }
+  const rules = networkRules(config.rules);
   return {
     ...(config.allow_internet_access !== undefined
       ? { allowInternetAccess: config.allow_internet_access }
       : {}),
     allowOut,
     denyOut,
+    ...(rules ? { rules } : {}),
   };
 }

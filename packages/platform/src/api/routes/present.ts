@@ -53,6 +53,7 @@ export function presentSandboxDetail(s: Sandbox, opts: PresentOptions): Schemas[
     network: {
       ...(s.egress.allowOut.length > 0 ? { allowOut: s.egress.allowOut } : {}),
       ...(s.egress.denyOut.length > 0 ? { denyOut: s.egress.denyOut } : {}),
+      ...(s.egress.rules ? { rules: s.egress.rules } : {}),
       allowPublicTraffic: s.ingress.allowPublicTraffic,
       ...(s.ingress.maskRequestHost !== undefined ? { maskRequestHost: s.ingress.maskRequestHost } : {}),
       ...(s.ingress.httpsPorts.length > 0 ? { httpsPorts: s.ingress.httpsPorts } : {}),

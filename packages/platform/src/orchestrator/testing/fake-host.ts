@@ -47,6 +47,10 @@ export class FakeSandboxHost implements SandboxHostPort {
   readonly agent: SandboxAgentPort;
   /** What the agent answers when asked whether the sandbox's sockets can be saved. */
   socketsSaveable: boolean;
+  /** Environment the host gives every sandbox (the real one's: trust in the egress CA). */
+  sandboxEnv: Record<string, string> = {};
+  /** The variables each sandbox's envd was given through /init, by sandbox id. */
+  readonly envdVars = new Map<string, Record<string, string>>();
   private addresses = 0;
 
   constructor(private readonly o: FakeSandboxHostOptions = {}) {
@@ -233,6 +237,7 @@ class FakeAgent implements SandboxAgentPort {
     const [id, sandbox] = this.reach(target);
     return this.host.script.run("init", id, () => {
       if (init.accessToken) sandbox.envdToken = init.accessToken;
+      this.host.envdVars.set(id, { ...this.host.envdVars.get(id), ...init.envVars });
     });
   }
 
