@@ -650,7 +650,8 @@ describe("the public e2b client", () => {
     await cat.closeStdin();
     expect((await cat.wait()).stdout).toBe("piped");
 
-    const late = await sandbox.commands.run("sleep 0.5; echo late", { background: true });
+    // long enough that a loaded machine still connects again before it ends
+    const late = await sandbox.commands.run("sleep 3; echo late", { background: true });
     await late.disconnect();
     const again = await sandbox.commands.connect(late.pid);
     expect((await again.wait()).stdout).toBe("late\n");
