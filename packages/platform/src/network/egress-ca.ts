@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import tls from "node:tls";
 import { command } from "../lib/command.js";
-import { EC_KEY, localCa } from "../proxy/certificates.js";
+import { EC_KEY, localCa } from "../lib/local-ca.js";
 
 /** A leaf is minted this long, and minted again this long before it ends. */
 const LEAF_DAYS = 30;

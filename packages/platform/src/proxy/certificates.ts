@@ -1,9 +1,9 @@
 import { X509Certificate } from "node:crypto";
-import { chmod, mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import tls from "node:tls";
 import { command } from "../lib/command.js";
+import { EC_KEY, localCa, readIfThere } from "../lib/local-ca.js";
 
 /** A certificate chain and its key, PEM. */
 export interface TlsIdentity {
@@ -19,12 +19,6 @@ export interface ProxyCertificate extends TlsIdentity {
 
 /** A certificate is made again this long before it expires. */
 const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
-
-const readIfThere = (file: string): Promise<string | undefined> =>
-  readFile(file, "utf8").catch((err: NodeJS.ErrnoException) => {
-    if (err.code === "ENOENT") return undefined;
-    throw err;
-  });
 
 /**
  * The proxy's certificate for `*.{domain}` and `{domain}`: the operator's own files when given
@@ -85,42 +79,6 @@ function checkIdentity(identity: TlsIdentity, domain: string, file: string): voi
     );
   }
 }
-
-/**
- * A local CA (`ca.pem`, `ca.key` in `dir`, the key 0600), made on first need and kept ten
- * years; `name` says what it is for in its subject.
- */
-export async function localCa(
-  dir: string,
-  name = "local CA",
-): Promise<{ cert: string; certFile: string; keyFile: string }> {
-  const keyFile = path.join(dir, "ca.key");
-  const certFile = path.join(dir, "ca.pem");
-  const [cert, key] = await Promise.all([readIfThere(certFile), readIfThere(keyFile)]);
-  if (cert && key) return { cert, certFile, keyFile };
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  await command("openssl", [
-    "req",
-    "-x509",
-    ...EC_KEY,
-    "-days",
-    "3650",
-    "-subj",
-    `/CN=x sandbox platform ${name} (${os.hostname()})`,
-    "-addext",
-    "basicConstraints=critical,CA:TRUE",
-    "-addext",
-    "keyUsage=critical,keyCertSign,cRLSign",
-    "-keyout",
-    keyFile,
-    "-out",
-    certFile,
-  ]);
-  await chmod(keyFile, 0o600);
-  return { cert: await readFile(certFile, "utf8"), certFile, keyFile };
-}
-
-export const EC_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
 
 /** A wildcard certificate for the domain, signed by the local CA in `dir`. */
 async function issue(o: { dir: string; domain: string; certFile: string; keyFile: string }): Promise<void> {

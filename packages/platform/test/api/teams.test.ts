@@ -332,7 +332,11 @@ describe.each(DIALECTS)("teams on %s", (dialect) => {
         signatureSecret: "s3cret-for-tests",
       },
     });
+    const secret = (
+      await api.request("POST", "/secrets", { body: { name: "kept-secret", value: "kept-value" } })
+    ).body;
     const ids: Record<string, string> = {
+      secretID: secret.secretID,
       sandboxID,
       templateID,
       buildID,
@@ -360,6 +364,7 @@ describe.each(DIALECTS)("teams on %s", (dialect) => {
       startTemplateBuild: { steps: [] },
       updateApiKey: { name: "taken" },
       updateWebhook: { name: "taken" },
+      updateSecret: { value: "taken" },
     };
     const tried: string[] = [];
     try {
@@ -392,12 +397,14 @@ describe.each(DIALECTS)("teams on %s", (dialect) => {
       expect(
         (await api.request("GET", "/access-tokens")).body.map((k: { name: string }) => k.name),
       ).toContain("kept");
+      expect((await api.request("GET", `/secrets/${secret.secretID}`)).body.currentVersion).toBe(1);
     } finally {
       await api.request("DELETE", `/sandboxes/${sandboxID}`);
       await api.request("DELETE", `/templates/${templateID}`);
       await api.request("DELETE", `/volumes/${volume.volumeID}`);
       await api.request("DELETE", `/api-keys/${key.id}`);
       await api.request("DELETE", `/access-tokens/${token.id}`);
+      await api.request("DELETE", `/secrets/${secret.secretID}`);
       if (webhook.body?.id) await api.request("DELETE", `/events/webhooks/${webhook.body.id}`);
     }
   });
