@@ -6,7 +6,8 @@
  * address, by name (ATYP=domain) when the request named one; wrong credentials or a stopped
  * proxy fail the sandbox's connection and nothing goes out directly; what is denied stays
  * denied; the password is never shown; an update without the proxy sends traffic directly
- * again; E2B's 400s for private, loopback and malformed proxies.
+ * again; header transforms still apply, their upstream through the proxy; the proxy and its
+ * password kept across pause and resume; E2B's 400s for private, loopback and malformed proxies.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
@@ -108,7 +109,11 @@ describe.each(["runc", "runsc"] as const)("SOCKS5 egress proxy on %s", (runtime)
   beforeAll(async () => {
     t = await startTestPlatform({
       runtime,
-      config: { dnsUpstreams: [outside.dnsIp], allowInternal: [`${OPENED.replace(/\.\d+$/, ".0")}/24`] },
+      config: {
+        dnsUpstreams: [outside.dnsIp],
+        allowInternal: [`${OPENED.replace(/\.\d+$/, ".0")}/24`],
+        egressCaFiles: [outside.caFile],
+      },
     });
     restoreEnv = pointE2bClient(t);
   });
@@ -236,6 +241,53 @@ describe.each(["runc", "runsc"] as const)("SOCKS5 egress proxy on %s", (runtime)
       expect(decisions).toMatch(/the SOCKS5 proxy 198\.18\.0\.84:1081 failed/);
       expect(decisions).not.toContain(PASSWORD);
       expect(decisions).not.toContain("wrong");
+    } finally {
+      await sandbox.kill();
+    }
+  });
+
+  it("applies header transforms through the proxy, and keeps the proxy and its password across pause and resume", async () => {
+    const sandbox = await Sandbox.create({
+      network: {
+        rules: { "echo.test": [{ transform: { headers: { "X-Test-Token": "through-socks" } } }] },
+        egressProxy: { address: `socks.test:1081`, username: "alice", password: PASSWORD },
+      },
+    });
+    try {
+      const direct = await seenFrom(outside.hostIp);
+      const headers = async () => {
+        const r = await run(sandbox, "curl -sS -m 8 https://echo.test/headers");
+        expect({ exitCode: r.exitCode, stderr: r.stderr }).toEqual({ exitCode: 0, stderr: "" });
+        return (JSON.parse(r.stdout) as { headers: Record<string, string> }).headers;
+      };
+      expect((await headers())["x-test-token"]).toBe("through-socks");
+      const intercepted = (await outside.log()).filter((e) => e.kind === "https-headers").at(-1);
+      expect(intercepted).toMatchObject({ remote: SOCKS, name: "echo.test" });
+      expect(guarded.entries.at(-1)).toMatchObject({
+        atyp: "domain",
+        host: "echo.test",
+        port: 443,
+        user: "alice",
+        result: "connected",
+      });
+
+      await sandbox.pause();
+      await Sandbox.connect(sandbox.sandboxId);
+      expect((await headers())["x-test-token"]).toBe("through-socks");
+      expect(await run(sandbox, "curl -sS -m 8 http://other.test/")).toMatchObject({
+        exitCode: 0,
+        stdout: `${OTHER} saw ${SOCKS}`,
+      });
+      expect(guarded.entries.at(-1)).toMatchObject({
+        host: "other.test",
+        user: "alice",
+        result: "connected",
+      });
+      expect(await seenFrom(outside.hostIp)).toBe(direct);
+      expect((await sandbox.getInfo()).network?.egressProxy).toEqual({
+        address: "socks.test:1081",
+        username: "alice",
+      });
     } finally {
       await sandbox.kill();
     }
