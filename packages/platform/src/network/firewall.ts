@@ -97,6 +97,18 @@ export class Firewall {
     const open = this.o.allowInternal ?? [];
     const { dns, egress } = ports;
     const c = RULE_COMMENT;
+    // a chain that sends TCP to the egress proxy, but not to a private address (the forward
+    // chain refuses those)
+    const toProxy = (chain: string) => [
+      `add chain ${t} ${chain}`,
+      `flush chain ${t} ${chain}`,
+      ...(egress
+        ? [
+            `add rule ${t} ${chain} ip daddr @denied ip daddr != @opened return`,
+            `add rule ${t} ${chain} meta l4proto tcp redirect to :${egress} comment "${c.toProxy}"`,
+          ]
+        : []),
+    ];
     const script = [
       `add table ${t}`,
       `add set ${t} sandboxes { type ifname . ipv4_addr; }`,
@@ -138,28 +150,12 @@ export class Firewall {
             `add rule ${t} name_check meta l4proto tcp redirect to :${egress} comment "${c.toProxy}"`,
           ]
         : []),
-      // TCP to ports 80 and 443 of a sandbox with header transforms (but not to a private
-      // address: the forward chain refuses those); the egress proxy decides allow and deny
-      // itself, then intercepts only the names that have a rule
-      `add chain ${t} transform_check`,
-      `flush chain ${t} transform_check`,
-      ...(egress
-        ? [
-            `add rule ${t} transform_check ip daddr @denied ip daddr != @opened return`,
-            `add rule ${t} transform_check meta l4proto tcp redirect to :${egress} comment "${c.toProxy}"`,
-          ]
-        : []),
-      // every TCP connection of a sandbox with its own SOCKS5 proxy (but not to a private
-      // address: the forward chain refuses those); the egress proxy decides allow and deny,
-      // then tunnels what it lets out through the sandbox's proxy
-      `add chain ${t} socks_check`,
-      `flush chain ${t} socks_check`,
-      ...(egress
-        ? [
-            `add rule ${t} socks_check ip daddr @denied ip daddr != @opened return`,
-            `add rule ${t} socks_check meta l4proto tcp redirect to :${egress} comment "${c.toProxy}"`,
-          ]
-        : []),
+      // TCP to ports 80 and 443 of a sandbox with header transforms: the egress proxy decides
+      // allow and deny itself, then intercepts only the names that have a rule
+      ...toProxy("transform_check"),
+      // every TCP connection of a sandbox with its own SOCKS5 proxy: the egress proxy decides
+      // allow and deny, then tunnels what it lets out through the sandbox's proxy
+      ...toProxy("socks_check"),
       `add chain ${t} prerouting { type nat hook prerouting priority dstnat; policy accept; }`,
       `flush chain ${t} prerouting`,
       // nat sees only a connection's first packet: that one is traced, whatever its verdict,
