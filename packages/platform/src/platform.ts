@@ -16,6 +16,7 @@ import { Teardown } from "./lib/teardown.js";
 import { PLATFORM_VERSION } from "./lib/version.js";
 import type { PlaceholderValues } from "./model/placeholders.js";
 import type { Team } from "./model/team.js";
+import { checkEgressProxy, openPassword } from "./network/byop.js";
 import { parseUpstream } from "./network/dns-forwarder.js";
 import { MetricsSampler } from "./observability/metrics-sampler.js";
 import type { Orchestrator } from "./orchestrator/orchestrator.js";
@@ -209,6 +210,7 @@ async function wire(
       teardown,
       stopping,
       placeholders,
+      socksPassword: (proxy) => openPassword(proxy, secretsKey.box),
       log: root,
     });
   crashPoint("start:firewall-made");
@@ -273,6 +275,12 @@ async function wire(
     diskSizeMB: config.diskSizeMB,
     availableRuntimes: [...runtimes.keys()],
     consoleLog: (id) => host.paths(id).consoleLog,
+    checkEgressProxy: (input) =>
+      checkEgressProxy(
+        input,
+        { resolve: (name) => egress.dns.resolve4(name), forbidden: egress.forbidden },
+        secretsKey.box,
+      ),
     networkDecisions: (id, after, limit) => egress.log.since(id, after, limit),
     dropWarmPools: (templateId) => warmPool.discardTemplate(templateId),
     observeRequest: metrics.observeApiRequest,

@@ -14,6 +14,7 @@ import type { FrontPorts } from "./front-ports.js";
 import type { Logger } from "./lib/log.js";
 import type { ChildRecords } from "./lib/owned-process.js";
 import type { Teardown } from "./lib/teardown.js";
+import type { StoredEgressProxy } from "./model/network.js";
 import type { PlaceholderValues } from "./model/placeholders.js";
 import { hostResolvers, parseUpstream } from "./network/dns-forwarder.js";
 import { EgressServices } from "./network/egress.js";
@@ -41,6 +42,8 @@ export interface SandboxSideOptions {
   teardown: Teardown;
   /** Read at stop: with `destroy`, every sandbox is killed and the network goes. */
   stopping: { destroy: boolean };
+  /** Opens the sealed password of a sandbox's own SOCKS5 proxy. */
+  socksPassword?(proxy: StoredEgressProxy): string | undefined;
   /** Values of the placeholders in sandboxes' header transforms. */
   placeholders: PlaceholderValues;
   log: Logger;
@@ -68,6 +71,7 @@ export async function startSandboxSide(o: SandboxSideOptions) {
     network,
     upstreams: config.dnsUpstreams ? config.dnsUpstreams.map((u) => parseUpstream(u)) : await hostResolvers(),
     children,
+    ...(o.socksPassword ? { socksPassword: o.socksPassword } : {}),
     transforms: {
       ca: egressCa,
       trusted: await readCaFiles(config.egressCaFiles ?? []),

@@ -1171,7 +1171,7 @@ export const openapiDocument: Record<string, unknown> = {
         ],
         "operationId": "updateSandboxNetwork",
         "summary": "Replace a sandbox's network configuration",
-        "description": "Replaces the egress configuration of a running sandbox, atomically; omitted\nfields are cleared. New connections follow it at once; open ones keep going\n(a connection the egress proxy intercepts for `rules` applies the rules it was\nopened under). `egressProxy` is refused with 400 (not supported by this server).\n",
+        "description": "Replaces the egress configuration of a running sandbox, atomically; omitted\nfields are cleared. New connections follow it at once; open ones keep going\n(a connection the egress proxy intercepts for `rules` applies the rules it was\nopened under). Without `egressProxy`, tunnelling through a SOCKS5 proxy stops.\n",
         "requestBody": {
           "required": true,
           "content": {
@@ -4902,7 +4902,7 @@ export const openapiDocument: Record<string, unknown> = {
       "SandboxEgressProxyConfig": {
         "type": "object",
         "nullable": true,
-        "description": "SOCKS5 proxy for outbound traffic (`null` for none). The password is never returned.",
+        "description": "The sandbox's own SOCKS5 proxy (`null` for none): after the allow/deny decision, every outbound TCP\nconnection of the sandbox (any port) is tunnelled through it (RFC 1928, with RFC 1929 username and\npassword when given), by name (ATYP=domain, the proxy resolves it) when the platform knows the\nconnection's name (TLS SNI, HTTP Host, or the name the sandbox resolved), else by address. UDP (DNS,\nQUIC) is not tunnelled. Fails closed: when the proxy is down, refuses or does not speak SOCKS5, the\nsandbox's connection is reset, never sent directly. Header transforms (`rules`) still apply, their\nupstream connections tunnelled too. `address` is `host:port` (port 1-65535, host lower-cased on\nwrite) and must resolve, through the platform's resolvers, to no private, loopback, link-local, CGNAT\nor 0.0.0.0/8 address unless the operator opened it (`--allow-internal`); a password needs a username;\nusername and password at most 255 bytes each. Refusals are 400 `Invalid egress proxy config: <reason>`.\nThe password is kept sealed and never returned: reads show `{address, username}`.\n",
         "required": [
           "address"
         ],
@@ -4912,18 +4912,16 @@ export const openapiDocument: Record<string, unknown> = {
             "description": "Proxy address, `host:port`."
           },
           "username": {
-            "type": "string",
-            "maxLength": 255
+            "type": "string"
           },
           "password": {
-            "type": "string",
-            "maxLength": 255
+            "type": "string"
           }
         }
       },
       "SandboxNetworkConfig": {
         "type": "object",
-        "description": "Network settings of a sandbox. `egressProxy` is refused with 400 (not supported by this server).",
+        "description": "Network settings of a sandbox.",
         "properties": {
           "allowOut": {
             "type": "array",

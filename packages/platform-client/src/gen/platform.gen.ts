@@ -533,7 +533,7 @@ export interface paths {
          * @description Replaces the egress configuration of a running sandbox, atomically; omitted
          *     fields are cleared. New connections follow it at once; open ones keep going
          *     (a connection the egress proxy intercepts for `rules` applies the rules it was
-         *     opened under). `egressProxy` is refused with 400 (not supported by this server).
+         *     opened under). Without `egressProxy`, tunnelling through a SOCKS5 proxy stops.
          */
         put: operations["updateSandboxNetwork"];
         post?: never;
@@ -1905,7 +1905,19 @@ export interface components {
             templateID: string;
             volumeMounts?: components["schemas"]["SandboxVolumeMount"][];
         };
-        /** @description SOCKS5 proxy for outbound traffic (`null` for none). The password is never returned. */
+        /**
+         * @description The sandbox's own SOCKS5 proxy (`null` for none): after the allow/deny decision, every outbound TCP
+         *     connection of the sandbox (any port) is tunnelled through it (RFC 1928, with RFC 1929 username and
+         *     password when given), by name (ATYP=domain, the proxy resolves it) when the platform knows the
+         *     connection's name (TLS SNI, HTTP Host, or the name the sandbox resolved), else by address. UDP (DNS,
+         *     QUIC) is not tunnelled. Fails closed: when the proxy is down, refuses or does not speak SOCKS5, the
+         *     sandbox's connection is reset, never sent directly. Header transforms (`rules`) still apply, their
+         *     upstream connections tunnelled too. `address` is `host:port` (port 1-65535, host lower-cased on
+         *     write) and must resolve, through the platform's resolvers, to no private, loopback, link-local, CGNAT
+         *     or 0.0.0.0/8 address unless the operator opened it (`--allow-internal`); a password needs a username;
+         *     username and password at most 255 bytes each. Refusals are 400 `Invalid egress proxy config: <reason>`.
+         *     The password is kept sealed and never returned: reads show `{address, username}`.
+         */
         SandboxEgressProxyConfig: {
             /** @description Proxy address, `host:port`. */
             address: string;
@@ -2086,7 +2098,7 @@ export interface components {
              */
             timestampUnix: number;
         };
-        /** @description Network settings of a sandbox. `egressProxy` is refused with 400 (not supported by this server). */
+        /** @description Network settings of a sandbox. */
         SandboxNetworkConfig: {
             /**
              * @description Allowed egress destinations: IPs, CIDRs, domains, `*.` wildcards (subdomains at any depth, not the apex) and `*`.

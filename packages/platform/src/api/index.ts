@@ -2,8 +2,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { openapiDocument } from "@x/platform-client";
 import type { IdentityTokens } from "../identity/identity-tokens.js";
 import type { Logger } from "../lib/log.js";
+import type { StoredEgressProxy } from "../model/network.js";
 import type { RuntimeName } from "../model/sandbox.js";
 import type { PlatformLimits } from "../model/team.js";
+import type { EgressProxyInput } from "../network/byop.js";
 import type { Registry } from "../observability/metrics.js";
 import type { MetricsSampler } from "../observability/metrics-sampler.js";
 import type { Orchestrator } from "../orchestrator/orchestrator.js";
@@ -49,6 +51,8 @@ export interface ApiOptions {
   availableRuntimes: RuntimeName[];
   /** Path of a sandbox's console log. */
   consoleLog(sandboxId: string): string;
+  /** Checks a sandbox's own SOCKS5 proxy and seals its password (network/byop.ts). */
+  checkEgressProxy?(input: EgressProxyInput): Promise<StoredEgressProxy>;
   /** A sandbox's egress decisions after a cursor (the decision log). */
   networkDecisions(sandboxId: string, after: number, limit: number): NetworkDecision[];
   /** Lets go of the warm pools of a template (its layers go, or its pool bounds changed). */
@@ -86,6 +90,7 @@ export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResp
       orchestrator: o.orchestrator,
       volumes: o.volumes,
       availableRuntimes: o.availableRuntimes,
+      ...(o.checkEgressProxy ? { checkEgressProxy: o.checkEgressProxy } : {}),
       observeCreate: o.observeCreate,
     }),
     ...sandboxMetricsRoutes({ store: o.store, sampler: o.sampler }),

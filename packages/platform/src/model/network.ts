@@ -16,6 +16,21 @@ export interface EgressPolicy {
    * absent when none. They grant no access: the lists above decide first.
    */
   rules?: NetworkRules;
+  /** The sandbox's own SOCKS5 proxy its outbound TCP is tunnelled through; absent when none. */
+  egressProxy?: StoredEgressProxy;
+}
+
+/**
+ * A sandbox's own SOCKS5 proxy ("bring your own proxy", `network.egressProxy`), after the
+ * allow/deny decision. Stored with its password sealed (the platform's secrets key), so it
+ * survives pause, resume, fork and restart but is never shown, logged or put in a message.
+ */
+export interface StoredEgressProxy {
+  /** Canonical `host:port` (host lower-cased). */
+  address: string;
+  username?: string;
+  /** Sealed as secret-box.ts seals secret values. */
+  password?: { keyId: string; nonce: string; ciphertext: string };
 }
 
 /** One rule for the requests to a domain (E2B's `SandboxNetworkRule`). */
@@ -48,6 +63,7 @@ export function isOpenEgress(p: EgressPolicy): boolean {
     p.allowInternetAccess !== false &&
     p.allowOut.length === 0 &&
     p.denyOut.length === 0 &&
-    Object.keys(p.rules ?? {}).length === 0
+    Object.keys(p.rules ?? {}).length === 0 &&
+    !p.egressProxy
   );
 }

@@ -1,5 +1,7 @@
 import net from "node:net";
 import type { Logger } from "../lib/log.js";
+import type { StoredEgressProxy } from "../model/network.js";
+import { socksTunnel, splitAddress } from "./byop.js";
 import { originalDestination } from "./conntrack.js";
 import type { NewDecision } from "./egress-log.js";
 import { addressVerdict, allowedDomain, type EgressRules } from "./egress-rules.js";
@@ -17,6 +19,8 @@ export interface EgressProxyOptions {
   /** Whether a sandbox may never reach this address (private and not opened by the operator). */
   forbidden(ip: string): boolean;
   record(decision: NewDecision): void;
+  /** The password of a sandbox's own SOCKS5 proxy, opened (never logged). */
+  socksPassword?(proxy: StoredEgressProxy): string | undefined;
   /** Rewrites the requests of connections to names with header transforms. */
   transformer?: HeaderTransformer;
   log: Logger;
@@ -25,6 +29,13 @@ export interface EgressProxyOptions {
   /** The same, when the address has a resolved name to fall back on (server-first protocols). */
   fallbackAfterMs?: number;
   connectTimeoutMs?: number;
+  /** How long a client of a sandbox with its own SOCKS5 proxy may take to send its first bytes, on ports but 80 and 443. */
+  socksFirstBytesMs?: number;
+}
+
+/** Why the last upstream of a connection could not be had (for the decision log). */
+interface Failure {
+  reason?: string;
 }
 
 /**
@@ -40,6 +51,12 @@ export interface EgressProxyOptions {
  * address: the same decision is taken (an allowed name, else the address rules), then a
  * connection to a name with a rule is intercepted (transform-proxy.ts) and any other is passed
  * through untouched, to the name it was allowed by or to the address it was sent to.
+ *
+ * Every TCP connection of a sandbox with its own SOCKS5 proxy (`network.egressProxy`) comes
+ * here too: the same decision is taken, then what is let out (intercepted or not) goes through
+ * that proxy, by name (ATYP=domain) when the connection's name is known and its address cannot
+ * decide otherwise, else by address; a proxy that is down, refuses or is no SOCKS5 proxy gets
+ * the sandbox's connection reset, never sent directly.
  */
 export class EgressProxy {
   private server?: net.Server;
@@ -97,13 +114,25 @@ export class EgressProxy {
     // An address resolved from an allowed name is dialled by that name at once, while the
     // client's first bytes are awaited: a server that speaks first (SSH, SMTP, MySQL) then
     // answers without delay, and its greeting is what decides.
+    const socks = sandbox.rules.socks;
+    const failure: Failure = {};
     const resolvedName = this.o.nameOf(sandbox.id, destination.ip);
     const resolvedPattern = resolvedName ? allowedDomain(sandbox.rules, resolvedName) : undefined;
-    const early = resolvedName && resolvedPattern ? this.dial(resolvedName, destination.port) : undefined;
+    const early =
+      resolvedName && resolvedPattern
+        ? socks
+          ? this.tunnel(socks, resolvedName, destination.port, failure)
+          : this.dial(resolvedName, destination.port)
+        : undefined;
     const spoke = early ? serverSpeaks(early) : undefined;
+    const webPort = destination.port === 80 || destination.port === 443;
     const first = await this.firstBytes(
       client,
-      early ? (this.o.fallbackAfterMs ?? 1000) : (this.o.firstBytesMs ?? 5000),
+      early
+        ? (this.o.fallbackAfterMs ?? 1000)
+        : socks && !webPort
+          ? (this.o.socksFirstBytesMs ?? 300)
+          : (this.o.firstBytesMs ?? 5000),
       spoke?.promise,
     );
     spoke?.stop();
@@ -126,6 +155,13 @@ export class EgressProxy {
       return deny(`not an allowed name (${named ? "named in the connection" : "resolved"})`, name);
     }
     const allowedBy = pattern ? `allowOut ${pattern}` : byAddress!.rule;
+    // through the sandbox's proxy by name only when the name decided, or no address is denied
+    // (the proxy resolves a name, so an address rule could not hold)
+    const byName = (n: string | undefined) =>
+      n !== undefined && (pattern !== undefined || sandbox.rules.deny.length === 0) ? n : undefined;
+    const via = socks ? `, via SOCKS5 ${socks.address}` : "";
+    const tunnelFailed = () =>
+      `${allowedBy}, but the SOCKS5 proxy ${socks?.address} failed: ${failure.reason ?? "no answer"}`;
     const port = destination.port;
     const rule =
       named && (port === 80 || port === 443) && this.o.transformer
@@ -144,7 +180,7 @@ export class EgressProxy {
         ...base,
         name: named,
         verdict: "allowed",
-        rule: `${allowedBy}, transform ${rule.domain}`,
+        rule: `${allowedBy}, transform ${rule.domain}${via}`,
       });
       await this.o.transformer.serve(client, first, {
         sandboxId: sandbox.id,
@@ -153,12 +189,36 @@ export class EgressProxy {
         port,
         tls: port === 443,
         base: { ...base, name: named },
+        ...(socks
+          ? {
+              tunnel: async () => {
+                const f: Failure = {};
+                const up = await this.tunnel(socks, byName(named) ?? ip, port, f);
+                if (!up) {
+                  this.o.record({
+                    ...base,
+                    name: named,
+                    verdict: "denied",
+                    rule: `${allowedBy}, transform ${rule.domain}, but the SOCKS5 proxy ${socks.address} failed: ${f.reason ?? "no answer"}`,
+                  });
+                  throw new Error(`the SOCKS5 proxy ${socks.address} failed`);
+                }
+                up.resume();
+                return up;
+              },
+            }
+          : {}),
       });
       return;
     }
     const connected = await (upstream ??
-      (pattern && name ? this.dial(name, port) : this.dialAddress(destination.ip, port)));
+      (socks
+        ? this.tunnel(socks, byName(name) ?? destination.ip, port, failure)
+        : pattern && name
+          ? this.dial(name, port)
+          : this.dialAddress(destination.ip, port)));
     if (!connected) {
+      if (socks) return deny(tunnelFailed(), name);
       return deny(
         pattern
           ? `allowOut ${pattern}, but ${name} has no public address that answers`
@@ -170,7 +230,7 @@ export class EgressProxy {
       connected.destroy();
       return;
     }
-    this.o.record({ ...base, ...(name ? { name } : {}), verdict: "allowed", rule: allowedBy });
+    this.o.record({ ...base, ...(name ? { name } : {}), verdict: "allowed", rule: `${allowedBy}${via}` });
     connected.write(first);
     client.pipe(connected);
     connected.pipe(client);
@@ -216,6 +276,50 @@ export class EgressProxy {
     }
     if (!ip) return undefined;
     return this.dialAddress(ip, port);
+  }
+
+  /**
+   * A connection to `host` (a name, sent as ATYP=domain, or an address) through a sandbox's
+   * own SOCKS5 proxy, paused as dial's; undefined (and why, in `failure`) when the proxy's
+   * address is not allowed, it does not answer, refuses, or speaks no SOCKS5. The proxy's name
+   * is resolved again for each connection, and none of its addresses may be private.
+   */
+  private async tunnel(
+    proxy: StoredEgressProxy,
+    host: string,
+    port: number,
+    failure: Failure,
+  ): Promise<net.Socket | undefined> {
+    const { host: proxyHost } = splitAddress(proxy.address);
+    let proxyIp: string | undefined;
+    try {
+      const ips = net.isIP(proxyHost) ? [proxyHost] : await this.o.resolve(proxyHost);
+      if (ips.some((ip) => this.o.forbidden(ip))) {
+        failure.reason = `${proxyHost} resolves to an address sandboxes may not reach`;
+        return undefined;
+      }
+      proxyIp = ips[0];
+    } catch {
+      failure.reason = `${proxyHost} does not resolve`;
+      return undefined;
+    }
+    if (!proxyIp) return undefined;
+    try {
+      const socket = await socksTunnel({
+        proxy,
+        proxyIp,
+        password: this.o.socksPassword?.(proxy),
+        host,
+        port,
+        timeoutMs: this.o.connectTimeoutMs ?? 10_000,
+      });
+      socket.pause();
+      this.track(socket);
+      return socket;
+    } catch (err) {
+      failure.reason = (err as Error).message;
+      return undefined;
+    }
   }
 
   /** A connection to an address (paused, as dial's), undefined when it does not answer in time. */

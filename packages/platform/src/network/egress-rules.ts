@@ -1,5 +1,5 @@
 import { BlockList, isIPv4 } from "node:net";
-import type { EgressPolicy } from "../model/network.js";
+import type { EgressPolicy, StoredEgressProxy } from "../model/network.js";
 import { intToIp, ipToInt } from "./address-pool.js";
 import { compileTransforms, type Transforms } from "./transforms.js";
 
@@ -18,6 +18,8 @@ export interface EgressRules {
   domains: string[];
   /** Header transforms by name; with them, TCP to ports 80 and 443 goes to the egress proxy. */
   transforms?: Transforms;
+  /** The sandbox's own SOCKS5 proxy: with it, all its outbound TCP goes to the egress proxy. */
+  socks?: StoredEgressProxy;
 }
 
 /** Everything allowed. */
@@ -39,6 +41,7 @@ export function egressRules(p: EgressPolicy): EgressRules {
     deny: outermost(deny),
     domains: [...new Set(domains)],
     ...(transforms ? { transforms } : {}),
+    ...(p.egressProxy ? { socks: p.egressProxy } : {}),
   };
 }
 

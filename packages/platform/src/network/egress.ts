@@ -1,5 +1,6 @@
 import type { Logger } from "../lib/log.js";
 import type { ChildRecords } from "../lib/owned-process.js";
+import type { StoredEgressProxy } from "../model/network.js";
 import type { PlaceholderValues } from "../model/placeholders.js";
 import { DnsForwarder, type Upstream } from "./dns-forwarder.js";
 import type { EgressCa } from "./egress-ca.js";
@@ -26,6 +27,8 @@ export interface EgressServicesOptions {
     placeholders: PlaceholderValues;
     teamOf(sandboxId: string): Promise<string | undefined>;
   };
+  /** Opens the sealed password of a sandbox's own SOCKS5 proxy (network/byop.ts). */
+  socksPassword?(proxy: StoredEgressProxy): string | undefined;
   log: Logger;
 }
 
@@ -40,6 +43,8 @@ export class EgressServices {
   readonly names = new NameMemory();
   readonly dns: DnsForwarder;
   private readonly proxy: EgressProxy;
+  /** Whether a sandbox may never reach this address (private and not opened by the operator). */
+  readonly forbidden: (ip: string) => boolean;
   private readonly trace: EgressTrace;
 
   constructor(o: EgressServicesOptions) {
@@ -80,12 +85,15 @@ export class EgressServices {
       },
     });
     const opened = network.allowInternal;
+    this.forbidden = (ip) =>
+      ALWAYS_DENIED_IPV4.some((c) => inCidr(ip, c)) && !opened.some((c) => inCidr(ip, c));
     this.proxy = new EgressProxy({
       egressAt: (ip) => network.egressAt(ip),
       nameOf: (id, ip) => this.names.nameOf(id, ip),
       resolve: (name) => this.dns.resolve4(name),
-      forbidden: (ip) => ALWAYS_DENIED_IPV4.some((c) => inCidr(ip, c)) && !opened.some((c) => inCidr(ip, c)),
+      forbidden: this.forbidden,
       record,
+      ...(o.socksPassword ? { socksPassword: o.socksPassword } : {}),
       ...(o.transforms
         ? {
             transformer: new HeaderTransformer({

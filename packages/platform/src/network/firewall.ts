@@ -69,7 +69,9 @@ export const RULE_COMMENT = {
  *   address the DNS service gave it for an allowed name (`resolved`), is redirected to the
  *   egress proxy, which lets it out only to an allowed name. TCP to ports 80 and 443 of a
  *   sandbox with header transforms (`transform`) goes to the egress proxy as well, which
- *   takes the same decision and rewrites the requests to names with a rule;
+ *   takes the same decision and rewrites the requests to names with a rule. Every TCP
+ *   connection of a sandbox with its own SOCKS5 proxy (`socks`) goes there too, which takes
+ *   the same decision and tunnels what it lets out through that proxy (never directly);
  * - DNS (port 53, UDP and TCP, to any address) goes to the platform's own resolver.
  * Refusals reject (TCP reset, ICMP otherwise), so a blocked connection fails at once. The
  * first packet of every sandbox connection is traced (nftrace), so the decision log can read
@@ -95,6 +97,18 @@ export class Firewall {
     const open = this.o.allowInternal ?? [];
     const { dns, egress } = ports;
     const c = RULE_COMMENT;
+    // a chain that sends TCP to the egress proxy, but not to a private address (the forward
+    // chain refuses those)
+    const toProxy = (chain: string) => [
+      `add chain ${t} ${chain}`,
+      `flush chain ${t} ${chain}`,
+      ...(egress
+        ? [
+            `add rule ${t} ${chain} ip daddr @denied ip daddr != @opened return`,
+            `add rule ${t} ${chain} meta l4proto tcp redirect to :${egress} comment "${c.toProxy}"`,
+          ]
+        : []),
+    ];
     const script = [
       `add table ${t}`,
       `add set ${t} sandboxes { type ifname . ipv4_addr; }`,
@@ -103,9 +117,13 @@ export class Firewall {
       `add set ${t} by_name { type ifname; }`,
       // sandboxes with header transforms: their HTTP and HTTPS go through the egress proxy
       `add set ${t} transform { type ifname; }`,
+      // sandboxes with their own SOCKS5 proxy: all their TCP goes through the egress proxy
+      `add set ${t} socks { type ifname; }`,
       // addresses the DNS service gave sandboxes with allowed names; kept across restarts
       `add set ${t} resolved { type ifname . ipv4_addr; flags timeout; }`,
-      ...["sandboxes", "allow_out", "deny_out", "by_name", "transform"].map((set) => `flush set ${t} ${set}`),
+      ...["sandboxes", "allow_out", "deny_out", "by_name", "transform", "socks"].map(
+        (set) => `flush set ${t} ${set}`,
+      ),
       ...entries.flatMap((e) => this.elements("add", e)),
       `add set ${t} denied { type ipv4_addr; flags interval; }`,
       `flush set ${t} denied`,
@@ -132,17 +150,12 @@ export class Firewall {
             `add rule ${t} name_check meta l4proto tcp redirect to :${egress} comment "${c.toProxy}"`,
           ]
         : []),
-      // TCP to ports 80 and 443 of a sandbox with header transforms (but not to a private
-      // address: the forward chain refuses those); the egress proxy decides allow and deny
-      // itself, then intercepts only the names that have a rule
-      `add chain ${t} transform_check`,
-      `flush chain ${t} transform_check`,
-      ...(egress
-        ? [
-            `add rule ${t} transform_check ip daddr @denied ip daddr != @opened return`,
-            `add rule ${t} transform_check meta l4proto tcp redirect to :${egress} comment "${c.toProxy}"`,
-          ]
-        : []),
+      // TCP to ports 80 and 443 of a sandbox with header transforms: the egress proxy decides
+      // allow and deny itself, then intercepts only the names that have a rule
+      ...toProxy("transform_check"),
+      // every TCP connection of a sandbox with its own SOCKS5 proxy: the egress proxy decides
+      // allow and deny, then tunnels what it lets out through the sandbox's proxy
+      ...toProxy("socks_check"),
       `add chain ${t} prerouting { type nat hook prerouting priority dstnat; policy accept; }`,
       `flush chain ${t} prerouting`,
       // nat sees only a connection's first packet: that one is traced, whatever its verdict,
@@ -154,6 +167,7 @@ export class Firewall {
             `add rule ${t} prerouting iifname . ip saddr @sandboxes meta l4proto { tcp, udp } th dport 53 redirect to :${dns} comment "${c.dns}"`,
           ]
         : []),
+      `add rule ${t} prerouting iifname @socks iifname . ip saddr @sandboxes meta l4proto tcp jump socks_check`,
       `add rule ${t} prerouting iifname @transform iifname . ip saddr @sandboxes tcp dport { 80, 443 } jump transform_check`,
       `add rule ${t} prerouting iifname @by_name iifname . ip saddr @sandboxes meta l4proto tcp jump name_check`,
       `add chain ${t} input { type filter hook input priority filter; policy accept; }`,
@@ -287,6 +301,7 @@ export class Firewall {
     for (const cidr of e.rules.deny) put("deny_out", `${hostIf} . ${cidr}`);
     if (e.rules.domains.length > 0) put("by_name", hostIf);
     if (e.rules.transforms) put("transform", hostIf);
+    if (e.rules.socks) put("socks", hostIf);
     return lines;
   }
 

@@ -34,6 +34,11 @@ export interface Interception {
   tls: boolean;
   /** The decision log's fields for this connection. */
   base: Omit<NewDecision, "verdict" | "rule">;
+  /**
+   * A TCP connection to the upstream through the sandbox's own SOCKS5 proxy (TLS is then
+   * spoken over it); without it, `ip` is dialled directly.
+   */
+  tunnel?: () => Promise<net.Socket>;
 }
 
 /** Why a request is not sent: in the rule for `domain`, the value of `header` has `what`. */
@@ -45,7 +50,7 @@ interface Refusal {
 
 interface Connection extends Interception {
   agent: http.Agent;
-  dial(): net.Socket;
+  dial(): Promise<net.Socket>;
   teamId: Promise<string | undefined>;
 }
 
@@ -102,19 +107,34 @@ export class HeaderTransformer {
       secure.on("error", () => secure.destroy());
       socket = secure;
     }
-    const dial = (): net.Socket =>
-      c.tls
+    const dial = async (): Promise<net.Socket> => {
+      const socket = c.tunnel ? await c.tunnel() : undefined;
+      return c.tls
         ? tls.connect({
-            host: c.ip,
-            port: c.port,
+            ...(socket ? { socket } : { host: c.ip, port: c.port }),
             servername: c.name,
             ALPNProtocols: ["http/1.1"],
             ...(this.o.trusted.length > 0 ? { ca: [...tls.rootCertificates, ...this.o.trusted] } : {}),
           })
-        : net.connect({ host: c.ip, port: c.port });
+        : (socket ?? net.connect({ host: c.ip, port: c.port }));
+    };
     // one upstream connection at a time per sandbox connection, kept alive between requests
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    (agent as unknown as { createConnection: () => net.Socket }).createConnection = dial;
+    // the agent takes a connection from the callback when none is returned
+    (
+      agent as unknown as {
+        createConnection: (
+          opts: unknown,
+          done: (err: Error | null, socket?: net.Socket) => void,
+        ) => undefined;
+      }
+    ).createConnection = (_opts, done) => {
+      dial().then(
+        (socket) => done(null, socket),
+        (err: Error) => done(err),
+      );
+      return undefined;
+    };
     socket.once("close", () => agent.destroy());
     this.connections.set(socket, {
       ...c,
@@ -241,7 +261,13 @@ export class HeaderTransformer {
     const raw = replaceHeaders(req.rawHeaders, headers.set);
     const lines = [`${req.method} ${req.url} HTTP/1.1`];
     for (let i = 0; i + 1 < raw.length; i += 2) lines.push(`${raw[i]}: ${raw[i + 1]}`);
-    const upstream = c.dial();
+    let upstream: net.Socket;
+    try {
+      upstream = await c.dial();
+    } catch {
+      socket.destroy();
+      return;
+    }
     upstream.on("error", () => socket.destroy());
     socket.on("error", () => upstream.destroy());
     upstream.write(`${lines.join("\r\n")}\r\n\r\n`);

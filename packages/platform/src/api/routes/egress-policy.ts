@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
 import type { Schemas } from "@x/platform-client";
 import { invalid } from "../../model/errors.js";
-import type { EgressPolicy } from "../../model/network.js";
+import type { EgressPolicy, StoredEgressProxy } from "../../model/network.js";
 import { networkRules } from "../../network/transforms.js";
 
 /** The egress part of a network configuration, as create and `PUT /network` send it. */
@@ -36,12 +36,13 @@ function looksLikeAddress(entry: string): boolean {
 /**
  * Checks an egress configuration the way the hosted service does, with its 400 messages, and
  * returns it as stored (and echoed by GET): entries as given, rules with their domains
- * lower-cased. An egress proxy (which this server does not offer) is refused rather than ignored.
+ * lower-cased. `egressProxy` is the request's proxy as checkEgressProxy (network/byop.ts) made
+ * it; a request with a proxy and no such check (a server without it) is refused, not ignored.
  * Unlike the hosted service, `allow_internet_access: false` is also accepted as the "deny
  * everything else" that allowed domains need, and domains are checked for shape.
  */
-export function egressPolicy(config: EgressConfig): EgressPolicy {
-  if (config.egressProxy) {
+export function egressPolicy(config: EgressConfig, egressProxy?: StoredEgressProxy): EgressPolicy {
+  if (config.egressProxy && !egressProxy) {
     throw invalid("egressProxy is not supported by this server: create the sandbox without it");
   }
   const allowOut = config.allowOut ?? [];
@@ -70,5 +71,6 @@ export function egressPolicy(config: EgressConfig): EgressPolicy {
     allowOut,
     denyOut,
     ...(rules ? { rules } : {}),
+    ...(config.egressProxy && egressProxy ? { egressProxy } : {}),
   };
 }

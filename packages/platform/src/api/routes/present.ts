@@ -54,6 +54,15 @@ export function presentSandboxDetail(s: Sandbox, opts: PresentOptions): Schemas[
       ...(s.egress.allowOut.length > 0 ? { allowOut: s.egress.allowOut } : {}),
       ...(s.egress.denyOut.length > 0 ? { denyOut: s.egress.denyOut } : {}),
       ...(s.egress.rules ? { rules: s.egress.rules } : {}),
+      // never the password
+      egressProxy: s.egress.egressProxy
+        ? {
+            address: s.egress.egressProxy.address,
+            ...(s.egress.egressProxy.username !== undefined
+              ? { username: s.egress.egressProxy.username }
+              : {}),
+          }
+        : null,
       allowPublicTraffic: s.ingress.allowPublicTraffic,
       ...(s.ingress.maskRequestHost !== undefined ? { maskRequestHost: s.ingress.maskRequestHost } : {}),
       ...(s.ingress.httpsPorts.length > 0 ? { httpsPorts: s.ingress.httpsPorts } : {}),

@@ -1,9 +1,11 @@
 import type { Schemas } from "@x/platform-client";
 import { conflict, forbidden, invalid, notFound } from "../../model/errors.js";
 import { identityTokensOf } from "../../model/identity.js";
+import type { EgressPolicy, StoredEgressProxy } from "../../model/network.js";
 import type { RuntimeName, Sandbox } from "../../model/sandbox.js";
 import { checkResources, effectiveLimits, type PlatformLimits, type Team } from "../../model/team.js";
 import { isShippedTemplate, notInstalledMessage, parseTemplateRef } from "../../model/template.js";
+import type { EgressProxyInput } from "../../network/byop.js";
 import type { CreateTicket } from "../../orchestrator/create.js";
 import type { Orchestrator } from "../../orchestrator/orchestrator.js";
 import type { Store } from "../../store/index.js";
@@ -11,7 +13,7 @@ import type { Volumes } from "../../volumes/volumes.js";
 import type { ApiRequest, HandlersFor, ParamsOf } from "../handler.js";
 import { pageOf } from "../paging.js";
 import { ownedSandbox, teamOf } from "./access.js";
-import { egressPolicy } from "./egress-policy.js";
+import { type EgressConfig, egressPolicy } from "./egress-policy.js";
 import { ingressPolicy } from "./ingress-policy.js";
 import {
   type PresentOptions,
@@ -27,6 +29,11 @@ export interface SandboxRoutesOptions extends PresentOptions {
   /** The platform's limits (live sandboxes of a team, longest timeout…); a team's own may lower them. */
   limits: PlatformLimits;
   availableRuntimes: RuntimeName[];
+  /**
+   * Checks a sandbox's own SOCKS5 proxy (`network.egressProxy`) and seals its password; without
+   * it, a request with one is refused.
+   */
+  checkEgressProxy?(input: EgressProxyInput): Promise<StoredEgressProxy>;
   /** Told how long each successful create took, for the platform's metrics. */
   observeCreate?(runtime: RuntimeName, seconds: number): void;
 }
@@ -111,6 +118,13 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
     };
   }
 
+  /** The egress policy of a request: its lists and rules checked first, then its proxy. */
+  async function egressOf(config: EgressConfig): Promise<EgressPolicy> {
+    if (!config.egressProxy || !o.checkEgressProxy) return egressPolicy(config);
+    egressPolicy({ ...config, egressProxy: undefined });
+    return egressPolicy(config, await o.checkEgressProxy(config.egressProxy));
+  }
+
   async function create(
     request: Pick<ApiRequest, "team" | "req">,
     body: Schemas["NewSandboxV2"],
@@ -125,7 +139,7 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
         "autoResume: true is not a valid value when keepMemory: false - a filesystem-only snapshot cannot be auto-resumed by traffic and must be resumed explicitly using Sandbox.connect().",
       );
     }
-    const egress = egressPolicy({ ...body.network, allow_internet_access: body.allow_internet_access });
+    const egress = await egressOf({ ...body.network, allow_internet_access: body.allow_internet_access });
     const ingress = ingressPolicy(body.network);
     if (body.runtime && !o.availableRuntimes.includes(body.runtime)) {
       throw invalid(
@@ -263,7 +277,7 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
     },
     updateSandboxNetwork: async (r) => {
       const sandbox = await owned(r);
-      await o.orchestrator.setEgress(sandbox.id, egressPolicy(r.body));
+      await o.orchestrator.setEgress(sandbox.id, await egressOf(r.body));
       return { status: 204 };
     },
     refreshSandbox: async (r) => {
