@@ -78,3 +78,11 @@ export function checkSecretMetadata(metadata: Record<string, string>): void {
   }
   if (total > MAX_METADATA_BYTES) throw secretsRequestInvalid();
 }
+
+/** A value as sealed with the platform's secrets key: what is stored, never the value itself. */
+export interface SealedValue {
+  /** Which key sealed it (its fingerprint). */
+  keyId: string;
+  nonce: string;
+  ciphertext: string;
+}

@@ -3,7 +3,7 @@ import { isIP } from "node:net";
 import { SocksClient } from "socks";
 import { invalid } from "../model/errors.js";
 import type { StoredEgressProxy } from "../model/network.js";
-import type { SealedValue } from "../store/index.js";
+import type { SealedValue } from "../model/secret.js";
 
 export type { StoredEgressProxy };
 

@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 import { loadOrCreateKeyFile } from "../lib/key-file.js";
-import type { SealedValue } from "../store/index.js";
+import type { SealedValue } from "../model/secret.js";
 
 export const SECRETS_KEY_BYTES = 32;
 const NONCE_BYTES = 12;

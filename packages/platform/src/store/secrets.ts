@@ -1,17 +1,12 @@
 import type { Kysely } from "kysely";
 import { nowIso } from "../lib/ids.js";
-import type { SecretInfo, SecretSelector } from "../model/secret.js";
+import type { SealedValue, SecretInfo, SecretSelector } from "../model/secret.js";
 import type { KeysetCursor } from "./paging.js";
 import { afterCursor } from "./paging.js";
 import type { Database, SecretsTable } from "./schema.js";
 import { atomically } from "./webhooks.js";
 
-/** A version's value as sealed: what the store keeps, never the value itself. */
-export interface SealedValue {
-  keyId: string;
-  nonce: string;
-  ciphertext: string;
-}
+export type { SealedValue };
 
 /** The version in use of a secret, sealed, with what it was sealed for. */
 export interface CurrentSealedValue extends SealedValue {

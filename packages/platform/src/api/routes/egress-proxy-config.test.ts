@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { httpErrorOf } from "../api/errors.js";
-import { egressPolicy } from "../api/routes/egress-policy.js";
-import { DomainError } from "../model/errors.js";
-import { SecretBox } from "../secrets/secret-box.js";
-import { checkEgressProxy, type EgressProxyInput, openPassword } from "./byop.js";
-import { inCidr } from "./egress-rules.js";
-import { ALWAYS_DENIED_IPV4 } from "./firewall.js";
+import { DomainError } from "../../model/errors.js";
+import { checkEgressProxy, type EgressProxyInput, openPassword } from "../../network/byop.js";
+import { inCidr } from "../../network/egress-rules.js";
+import { ALWAYS_DENIED_IPV4 } from "../../network/firewall.js";
+import { SecretBox } from "../../secrets/secret-box.js";
+import { httpErrorOf } from "../errors.js";
+import { egressPolicy } from "./egress-policy.js";
 
 const box = SecretBox.of(randomBytes(32));
 const zone: Record<string, string[]> = {
