@@ -494,7 +494,7 @@ describe.each(DIALECTS)("sandbox API on %s", (dialect) => {
       [{ allowOut: ["10.0.0.0/40"], denyOut: ["0.0.0.0/0"] }, "invalid allowed address 10.0.0.0/40"],
       [{ allowOut: ["bad..name"], denyOut: ["0.0.0.0/0"] }, /invalid allowed domain bad\.\.name/],
       [{ allowOut: ["api.example.com"] }, /you must include 'ALL_TRAFFIC' in deny out/],
-      [{ egressProxy: { address: "proxy:1080" } }, /egressProxy is not supported/],
+      [{ egressProxy: { address: "proxy:1080" } }, /Invalid egress proxy config/],
       [
         { rules: { "*": [{ transform: { headers: { A: "b" } } }] } },
         'Rule domain "*" is not a valid domain name.',
