@@ -1,10 +1,10 @@
 import type { Kysely } from "kysely";
 import { nowIso } from "../lib/ids.js";
 import type { SealedValue, SecretInfo, SecretSelector } from "../model/secret.js";
+import { atomically } from "./atomically.js";
 import type { KeysetCursor } from "./paging.js";
 import { afterCursor } from "./paging.js";
 import type { Database, SecretsTable } from "./schema.js";
-import { atomically } from "./webhooks.js";
 
 export type { SealedValue };
 

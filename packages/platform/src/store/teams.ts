@@ -15,6 +15,7 @@ import {
   type Team,
   type TeamLimits,
 } from "../model/team.js";
+import { atomically } from "./atomically.js";
 import type { ApiKeysTable, Database, TeamsTable } from "./schema.js";
 
 export interface CreatedKey {
@@ -307,7 +308,7 @@ export class TeamStore {
   }
 
   private transaction<T>(fn: (teams: TeamStore) => Promise<T>): Promise<T> {
-    return this.db.isTransaction ? fn(this) : this.db.transaction().execute((trx) => fn(new TeamStore(trx)));
+    return atomically(this.db, (db) => fn(db === this.db ? this : new TeamStore(db)));
   }
 
   async touchKey(keyId: string): Promise<void> {

@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import { newBuildId, nowIso } from "../lib/ids.js";
 import type { Build, BuildLogEntry, BuildSpec, BuildStatus } from "../model/template.js";
+import { atomically } from "./atomically.js";
 import { afterCursor, type KeysetCursor } from "./paging.js";
 import type { BuildLogsTable, BuildsTable, Database } from "./schema.js";
 
@@ -61,7 +62,7 @@ export class TemplateBuildStore {
 
   /** Runs `fn` in a transaction: this store's own, or the one it already is part of. */
   protected atomically<T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
-    return this.db.isTransaction ? fn(this.db) : this.db.transaction().execute(fn);
+    return atomically(this.db, fn);
   }
 
   async createBuild(build: NewBuild): Promise<Build> {

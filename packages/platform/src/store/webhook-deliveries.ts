@@ -1,9 +1,9 @@
 import type { Kysely } from "kysely";
 import { newTimeOrderedId, nowIso } from "../lib/ids.js";
 import type { SandboxEventType, WebhookAttempt } from "../model/webhook.js";
+import { atomically } from "./atomically.js";
 import { afterCursor, type KeysetCursor } from "./paging.js";
 import type { Database, WebhookAttemptsTable, WebhookDeliveriesTable } from "./schema.js";
-import { atomically } from "./webhooks.js";
 
 /** One event for one webhook, with the body every attempt sends. */
 export interface NewDelivery {

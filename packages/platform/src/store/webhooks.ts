@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { nowIso } from "../lib/ids.js";
 import type { SandboxEventType, Webhook, WebhookTarget } from "../model/webhook.js";
+import { atomically } from "./atomically.js";
 import type { Database, WebhooksTable } from "./schema.js";
 
 export interface NewWebhook {
@@ -39,11 +40,6 @@ const PUBLIC_COLUMNS = [
   "created_at",
   "updated_at",
 ] as const;
-
-/** Runs `fn` in a transaction: the one `db` is in, or a new one. */
-export function atomically<T>(db: Kysely<Database>, fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
-  return db.isTransaction ? fn(db) : db.transaction().execute(fn);
-}
 
 /** Teams' lifecycle webhooks. The signature secret stays here but for `target` (the sender's). */
 export class WebhookStore {
