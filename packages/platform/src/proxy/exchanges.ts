@@ -68,11 +68,18 @@ export class SandboxPools {
     return this.pools.has(sandboxID);
   }
 
-  /** Destroys every exchange of the sandbox and its pool. */
+  /**
+   * Ends every exchange of the sandbox and its pool, its connections reset: the sandbox is
+   * about to be frozen, checkpointed or killed (see resetConnection).
+   */
   cut(sandboxID: string): void {
     const connections = this.pools.get(sandboxID);
     if (!connections) return;
     this.pools.delete(sandboxID);
+    for (const agent of [connections.agent, connections.tlsAgent]) {
+      for (const sockets of [...Object.values(agent.sockets), ...Object.values(agent.freeSockets)])
+        for (const socket of sockets ?? []) resetConnection(socket);
+    }
     for (const exchange of connections.exchanges) exchange.cut();
     connections.agent.destroy();
     connections.tlsAgent.destroy();
@@ -80,6 +87,22 @@ export class SandboxPools {
 
   cutAll(): void {
     for (const sandboxID of [...this.pools.keys()]) this.cut(sandboxID);
+  }
+}
+
+/**
+ * Ends a connection to a sandbox with an RST rather than a FIN. An RST closes the sandbox's end
+ * in its network stack at once; after a FIN it stays open until the sandbox's process closes
+ * it, which a frozen sandbox cannot do, and gVisor refuses to checkpoint a sandbox with an open
+ * connection (ending the sandbox as it refuses). A TLS socket over a handle of Node's own
+ * cannot be reset from here: it gets the FIN.
+ */
+export function resetConnection(socket: net.Socket): void {
+  if (socket.destroyed) return;
+  try {
+    socket.resetAndDestroy();
+  } catch {
+    socket.destroy();
   }
 }
 

@@ -1,7 +1,7 @@
 import http from "node:http";
 import net from "node:net";
 import tls from "node:tls";
-import type { Exchange, ExchangeContext, Upstream } from "./exchanges.js";
+import { type Exchange, type ExchangeContext, resetConnection, type Upstream } from "./exchanges.js";
 import { clientAddress, clientProto, downstreamRawHeaders, upstreamRequestHeaders } from "./headers.js";
 import { headerBlock } from "./replies.js";
 import type { ProxyTarget } from "./routing.js";
@@ -47,8 +47,8 @@ export function tunnel(
   const exchange: Exchange = {
     cut: () => {
       metrics.errors.cut++;
+      if (tunnel) resetConnection(tunnel);
       up.destroy();
-      tunnel?.destroy();
       socket.destroy();
     },
   };

@@ -31,28 +31,6 @@ import type { SandboxHostPort } from "./host-port.js";
 import { type SandboxLimits, sandboxLimits } from "./resource-limits.js";
 import { TRUSTED_CA_ENV, trustEgressCa } from "./trusted-ca.js";
 
-/** How often, and how far apart, a checkpoint refused for a connection still closing is tried. */
-const CHECKPOINT_ATTEMPTS = 3;
-const CHECKPOINT_RETRY_MS = 250;
-
-/**
- * A checkpoint, tried again when gVisor refused it for a connection to envd still closing: the
- * quiesce probe's own last connection, or one that reached the accept queue as the listener
- * closed, goes within a moment (gVisor since 2024 keeps the sandbox running after a refusal).
- * Other refusals, such as a connection of the workload's own, are final.
- */
-async function checkpointOnceSettled(checkpoint: () => Promise<void>): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await checkpoint();
-    } catch (err) {
-      const closing = new RegExp(`connected state: local \\S+:${ENVD_PORT},`).test(String(err));
-      if (!closing || attempt >= CHECKPOINT_ATTEMPTS) throw err;
-      await new Promise((r) => setTimeout(r, CHECKPOINT_RETRY_MS));
-    }
-  }
-}
-
 /** Everything needed to (re)start one sandbox's container. */
 export interface BootSpec {
   id: string;
@@ -321,9 +299,10 @@ export class SandboxHost implements SandboxHostPort {
   }
 
   /**
-   * Saves memory to disk: envd closes its sockets first (gVisor refuses to save listening
-   * sockets), then the runtime checkpoints and the container goes away. Throws if the
-   * sandbox's own processes hold listeners; the caller then falls back to another depth.
+   * Saves memory to disk: envd closes its sockets first (gVisor refuses to save open
+   * connections, and the 2022 build listening sockets too), then the runtime checkpoints and
+   * the container goes away. Throws if gVisor refused, which ends the sandbox; the caller then
+   * falls back to another depth.
    */
   async checkpoint(spec: Pick<BootSpec, "id" | "runtime">): Promise<void> {
     const runtime = this.runtime(spec.runtime);
@@ -339,7 +318,8 @@ export class SandboxHost implements SandboxHostPort {
       // is refused, none of envd's is left in gVisor's network stack to block the save
       if (address) await waitForEnvdQuiet(address, 5_000);
       quietMs = performance.now() - t0;
-      await checkpointOnceSettled(() => runtime.checkpoint!(ref, p.checkpoint));
+      // one attempt only: gVisor ends the sandbox when it refuses to save it (an open connection)
+      await runtime.checkpoint!(ref, p.checkpoint);
     } catch (err) {
       await rm(p.checkpoint, { recursive: true, force: true });
       await runtime.kill(ref, "SIGUSR2").catch(() => undefined);

@@ -7,6 +7,7 @@
  * token signed them through the proxy's one URL, and an expired signature is refused.
  */
 import { readFileSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { Sandbox, SandboxNotFoundError, type SandboxOpts } from "e2b";
 import type { RuntimeName } from "../../src/runtime/container-runtime.js";
@@ -110,6 +111,22 @@ async function serve(p: Platform, sb: Sandbox, port: number): Promise<string> {
   );
 }
 
+/**
+ * A keep-alive HTTP server that closes its end of a connection only a second after the peer
+ * closed theirs (as a busy process would), reached once through the proxy: the proxy keeps
+ * that connection in its pool.
+ */
+async function serveLingering(p: Platform, sb: Sandbox, port: number): Promise<void> {
+  const server = `node -e "require('net').createServer({ allowHalfOpen: true }, (s) => { s.on('error', () => {}); s.on('data', () => s.write('HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\n\\r\\nok')); s.on('end', () => setTimeout(() => s.end(), 1000)); }).listen(${port})"`;
+  await sb.commands.run(server, { background: true, timeoutMs: 0 });
+  await until(
+    "the lingering server",
+    async () =>
+      (await p.viaProxy(sb.sandboxId, port).catch(() => undefined))?.text === "ok" ? true : undefined,
+    20_000,
+  );
+}
+
 describe("deep pause on runc", () => {
   const p = usePlatform("runc", { deepPauseAfterMs: 4_000 });
 
@@ -150,6 +167,10 @@ describe("deep pause on runsc", () => {
     await startSleeper(quiet);
     const served = await serve(p, listening, 8000);
     expect(JSON.parse(served)).toMatchObject({ pid: expect.any(Number) });
+    // the proxy drops its pooled connection at the pause: with a FIN, the sandbox's end would
+    // stay open until this server closed it, a second after the thaw that precedes the
+    // checkpoint, and gVisor would refuse the checkpoint; the proxy resets it instead
+    await serveLingering(p, listening, 8001);
 
     await quiet.pause();
     await listening.pause();

@@ -65,6 +65,7 @@ function startUpstream(): Promise<http.Server> {
   server.on("upgrade", (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
     upgradedSockets.add(socket);
     socket.once("close", () => upgradedSockets.delete(socket));
+    socket.on("error", (err: NodeJS.ErrnoException) => upstreamEvents.emit("upgraded-error", err.code));
     if (req.headers.upgrade !== "echo") {
       socket.end("HTTP/1.1 426 Upgrade Required\r\nContent-Length: 7\r\n\r\nno echo");
       return;
@@ -592,12 +593,15 @@ describe("sandbox proxy", () => {
       socket.destroy();
     });
 
-    test("closeSandboxConnections cuts an open tunnel", async () => {
+    test("closeSandboxConnections cuts an open tunnel, reset on the sandbox's side", async () => {
       const { socket } = await openTunnel("tunnel");
       const closed = once(socket, "close");
+      // an RST closes the sandbox's end at once, where a FIN waits for its process (frozen)
+      const reset = once(upstreamEvents, "upgraded-error");
       proxy.closeSandboxConnections("tunnel");
       await closed;
       expect(socket.destroyed).toBe(true);
+      expect(await reset).toEqual(["ECONNRESET"]);
     });
   });
 
