@@ -2,6 +2,7 @@
 //  - inotify: a non-blocking inotify fd polled by libuv on the main loop (no thread-pool
 //    reads), each readable batch parsed and handed to a JS callback as an array of events;
 //  - extended attributes with l*xattr semantics (a final symlink is not followed);
+//  - the lstat and xattr names of a directory's entries in one call (listings);
 //  - this process's RLIMIT_NPROC.
 #define _GNU_SOURCE
 #include <errno.h>
@@ -11,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 #include <uv.h>
@@ -371,6 +374,107 @@ static napi_value removexattr_js(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+// ---------------------------------------------------------------- directory listings
+
+// Fields per entry in statEntries' result (src/native/stat-entries.ts reads them).
+enum { F_MODE, F_UID, F_GID, F_SIZE, F_MTIME_SEC, F_MTIME_NSEC, F_XATTRS, FIELDS };
+// F_XATTRS: what llistxattr said of the entry.
+enum { XATTRS_NONE, XATTRS_OURS, XATTRS_UNSUPPORTED_FS, XATTRS_ERROR };
+static const char OUR_PREFIX[] = "user.e2b.";
+
+// Whether the NUL-separated xattr names hold one of ours.
+static bool has_our_xattr(const char* names, ssize_t len) {
+  for (const char* p = names; p < names + len; p += strlen(p) + 1)
+    if (strncmp(p, OUR_PREFIX, sizeof OUR_PREFIX - 1) == 0) return true;
+  return false;
+}
+
+static double xattr_state(const char* path) {
+  char stack[1024];
+  ssize_t got = llistxattr(path, stack, sizeof stack);
+  if (got >= 0) return has_our_xattr(stack, got) ? XATTRS_OURS : XATTRS_NONE;
+  if (errno == ENOTSUP) return XATTRS_UNSUPPORTED_FS;  // EOPNOTSUPP is the same value on Linux
+  if (errno != ERANGE) return XATTRS_ERROR;
+  for (;;) {
+    ssize_t size = llistxattr(path, NULL, 0);
+    if (size < 0) return XATTRS_ERROR;
+    char* names = malloc(size > 0 ? (size_t)size : 1);
+    if (!names) return XATTRS_ERROR;
+    got = llistxattr(path, names, (size_t)size);
+    double state = got >= 0 ? (has_our_xattr(names, got) ? XATTRS_OURS : XATTRS_NONE) : XATTRS_ERROR;
+    free(names);
+    if (got < 0 && errno == ERANGE) continue;  // grew meanwhile
+    return state;
+  }
+}
+
+// statEntries(dir, names): a Float64Array of FIELDS numbers per name, from fstatat (a final
+// symlink not followed) and llistxattr. A listing of thousands of entries otherwise pays two
+// calls into Node and a stats object per entry. An entry gone meanwhile has mode 0. Sizes and
+// times are exact as doubles up to 2^53 (9 PB, year 285 million).
+static napi_value stat_entries_js(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  if (!get_args(env, info, 2, argv)) return NULL;
+  char* dir = get_string(env, argv[0]);
+  if (!dir) return NULL;
+  uint32_t count = 0;
+  if (napi_get_array_length(env, argv[1], &count) != napi_ok) {
+    free(dir);
+    napi_throw_type_error(env, NULL, "expected an array of names");
+    return NULL;
+  }
+  int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0) {
+    throw_errno(env, errno, "open", dir);
+    free(dir);
+    return NULL;
+  }
+  napi_value result = NULL;
+  napi_value buffer;
+  double* out = NULL;
+  if (napi_create_arraybuffer(env, (size_t)count * FIELDS * sizeof(double), (void**)&out, &buffer) != napi_ok ||
+      napi_create_typedarray(env, napi_float64_array, (size_t)count * FIELDS, buffer, 0, &result) != napi_ok) {
+    throw_last_napi_error(env);
+    result = NULL;
+    goto done;
+  }
+  size_t dirlen = strlen(dir);
+  char path[PATH_MAX];
+  if (dirlen + 2 > sizeof path) {
+    throw_errno(env, ENAMETOOLONG, "open", dir);
+    result = NULL;
+    goto done;
+  }
+  memcpy(path, dir, dirlen);
+  if (dirlen == 0 || path[dirlen - 1] != '/') path[dirlen++] = '/';
+  for (uint32_t i = 0; i < count; i++) {
+    double* e = out + (size_t)i * FIELDS;
+    memset(e, 0, FIELDS * sizeof(double));
+    napi_value name;
+    size_t len = 0;
+    if (napi_get_element(env, argv[1], i, &name) != napi_ok ||
+        napi_get_value_string_utf8(env, name, path + dirlen, sizeof path - dirlen, &len) != napi_ok) {
+      napi_throw_type_error(env, NULL, "expected an array of names");
+      result = NULL;
+      goto done;
+    }
+    if (dirlen + len + 1 >= sizeof path) continue;  // cut short: no such entry
+    struct stat st;
+    if (fstatat(dirfd, path + dirlen, &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
+    e[F_MODE] = st.st_mode;
+    e[F_UID] = st.st_uid;
+    e[F_GID] = st.st_gid;
+    e[F_SIZE] = (double)st.st_size;
+    e[F_MTIME_SEC] = (double)st.st_mtim.tv_sec;
+    e[F_MTIME_NSEC] = (double)st.st_mtim.tv_nsec;
+    e[F_XATTRS] = xattr_state(path);
+  }
+done:
+  close(dirfd);
+  free(dir);
+  return result;
+}
+
 // ---------------------------------------------------------------- process limits
 
 // setProcessLimit(soft, hard): RLIMIT_NPROC of this process (its children inherit it).
@@ -395,6 +499,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
       {"setxattr", NULL, setxattr_js, NULL, NULL, NULL, napi_enumerable, NULL},
       {"listxattr", NULL, listxattr_js, NULL, NULL, NULL, napi_enumerable, NULL},
       {"removexattr", NULL, removexattr_js, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"statEntries", NULL, stat_entries_js, NULL, NULL, NULL, napi_enumerable, NULL},
       {"setProcessLimit", NULL, set_process_limit_js, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return NULL;

@@ -35,7 +35,11 @@ export async function principalOf(user: User): Promise<Principal> {
 }
 
 /** Whether `who` holds all of `want` (R|W|X) on an inode with these stats. Root holds everything. */
-export function allowed(who: Principal, st: Stats | BigIntStats, want: number): boolean {
+export function allowed(
+  who: Principal,
+  st: { mode: number | bigint; uid: number | bigint; gid: number | bigint },
+  want: number,
+): boolean {
   if (who.uid === 0) return true;
   const mode = Number(st.mode);
   const bits =

@@ -1,11 +1,12 @@
-import { type BigIntStats, lstatSync } from "node:fs";
+import type { BigIntStats } from "node:fs";
 import { lstat, readlink, realpath } from "node:fs/promises";
 import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { type EntryInfo, EntryInfoSchema, FileType } from "@x/envd-client";
 import type { EnvdContext } from "../context.js";
-import { listingMetadataReader, readMetadata } from "./metadata.js";
+import { statEntries } from "../native/stat-entries.js";
+import { listedEntryMetadata, readMetadata } from "./metadata.js";
 
 const S_IFMT = 0o170000;
 const S_IFDIR = 0o040000;
@@ -77,40 +78,49 @@ export async function entryFromStats(ctx: EnvdContext, absPath: string, st: BigI
   return buildEntry(absPath, st, owner, group, metadata, target);
 }
 
+/** What a listing needs of an entry's stats to go on into it (see access.ts `allowed`). */
+export interface ListedStats {
+  mode: number;
+  uid: number;
+  gid: number;
+  isDirectory(): boolean;
+}
+
 /**
- * Describes the entries `names` of `dir` (missing ones are left out) with one synchronous lstat
- * and listxattr each, as readdir+stat would: a listing of thousands of entries would otherwise
- * pay a thread-pool round trip and a few promises per entry. Only symlinks wait for realpath.
+ * Describes the entries `names` of `dir` (missing ones are left out) from one call into the
+ * addon for all their lstats and xattr names, as readdir+stat would: a listing of thousands of
+ * entries would otherwise pay two calls and a stats object per entry. Only symlinks wait for
+ * realpath, and only entries carrying envd's xattrs have them read.
  */
 export async function entriesOf(
   ctx: EnvdContext,
   dir: string,
   names: string[],
-): Promise<{ entry: EntryInfo; st: BigIntStats }[]> {
+): Promise<{ entry: EntryInfo; st: ListedStats }[]> {
   const ids = await ctx.names.lookups();
-  const metadataOf = listingMetadataReader();
-  const out: { entry: EntryInfo; st: BigIntStats }[] = [];
-  for (const name of names) {
-    const abs = path.join(dir, name);
-    let st: BigIntStats | undefined;
-    try {
-      st = lstatSync(abs, { bigint: true, throwIfNoEntry: false });
-    } catch {
-      // gone or unreadable meanwhile: left out, as a failed lstat always was
-    }
-    if (!st) continue;
-    let metadata: Record<string, string>;
-    try {
-      metadata = metadataOf(abs, st);
-    } catch {
-      metadata = {};
-    }
-    const target =
-      fileTypeOf(Number(st.mode)) === FileType.SYMLINK
-        ? await symlinkTarget(abs).catch(() => undefined)
-        : undefined;
-    const entry = buildEntry(abs, st, ids.user(Number(st.uid)), ids.group(Number(st.gid)), metadata, target);
-    out.push({ entry, st });
+  const stats = statEntries(dir, names);
+  const out: { entry: EntryInfo; st: ListedStats }[] = [];
+  for (let i = 0; i < names.length; i++) {
+    const st = stats[i];
+    if (!st) continue; // gone or unreadable meanwhile: left out, as a failed lstat always was
+    const abs = path.join(dir, names[i]!);
+    const type = fileTypeOf(st.mode);
+    const target = type === FileType.SYMLINK ? await symlinkTarget(abs).catch(() => undefined) : undefined;
+    const entry = create(EntryInfoSchema, {
+      name: names[i]!,
+      type,
+      path: abs,
+      size: BigInt(st.size),
+      mode: st.mode & 0o777,
+      permissions: permissionString(st.mode),
+      owner: ids.user(st.uid),
+      group: ids.group(st.gid),
+      modifiedTime: create(TimestampSchema, { seconds: BigInt(st.mtimeSec), nanos: st.mtimeNsec }),
+      symlinkTarget: target,
+      metadata: listedEntryMetadata(abs, st.xattrs),
+    });
+    const { mode, uid, gid } = st;
+    out.push({ entry, st: { mode, uid, gid, isDirectory: () => (mode & S_IFMT) === S_IFDIR } });
   }
   return out;
 }

@@ -1,5 +1,7 @@
+import { lstatSync } from "node:fs";
 import { lstat } from "node:fs/promises";
 import { errnoOf } from "../errors.js";
+import { XATTRS, type XattrState } from "../native/stat-entries.js";
 import { getXattr, listXattrs, removeXattr, setXattr } from "../native/xattr.js";
 
 /**
@@ -84,33 +86,26 @@ export async function readMetadata(path: string): Promise<Record<string, string>
   return metadata === NO_XATTR_SUPPORT || kept.size > 0 ? keptFor(path) : metadata;
 }
 
-/** The stats of an entry whose metadata is wanted, already taken by the caller. */
-export interface InodeStats {
-  dev: bigint;
-  ino: bigint;
-  size: bigint;
-  birthtimeNs: bigint;
-}
-
 /**
- * readMetadata for the entries of one directory listing: synchronous (the l*xattr calls return
- * in microseconds) and given each entry's stats, so a filesystem without xattrs costs no second
- * stat; and a filesystem found without user xattrs is not asked again for the rest of the
- * listing. Under gVisor every entry's listxattr fails, and the failure (an exception through
- * the addon) cost more than the entry's lstat.
+ * readMetadata for an entry of a directory listing, given what statEntries saw of its xattrs:
+ * synchronous (the l*xattr calls return in microseconds), and only an entry with xattrs of
+ * envd's own is asked for them. Where envd keeps metadata itself (a filesystem that cannot set
+ * user xattrs: gVisor's gofer mounts), the entry's inode is looked up there.
  */
-export function listingMetadataReader(): (path: string, st: InodeStats) => Record<string, string> {
-  const withoutXattrs = new Set<InodeStats["dev"]>();
-  return (path, st) => {
-    if (!withoutXattrs.has(st.dev)) {
-      const metadata = xattrMetadata(path);
-      if (metadata !== NO_XATTR_SUPPORT) {
-        if (Object.keys(metadata).length > 0 || kept.size === 0) return metadata;
-      } else withoutXattrs.add(st.dev);
+export function listedEntryMetadata(path: string, xattrs: XattrState): Record<string, string> {
+  if (xattrs === XATTRS.ours) {
+    let metadata: Record<string, string> = {};
+    try {
+      metadata = xattrMetadata(path);
+    } catch {
+      // unreadable meanwhile: no metadata, as a failed listxattr always gave
     }
-    if (kept.size === 0) return {};
-    return keptForInode({ key: `${st.dev}:${st.ino}`, size: st.size, birthtimeNs: st.birthtimeNs });
-  };
+    if (Object.keys(metadata).length > 0) return metadata;
+  }
+  if (kept.size === 0) return {};
+  const st = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+  if (!st) return {};
+  return keptForInode({ key: `${st.dev}:${st.ino}`, size: st.size, birthtimeNs: st.birthtimeNs });
 }
 
 /** Returned by xattrMetadata where the filesystem has no user xattrs at all. */

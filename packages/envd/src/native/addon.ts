@@ -10,6 +10,8 @@ export interface NativeAddon {
   setxattr(path: string, name: string, value: Buffer): void;
   listxattr(path: string): string[];
   removexattr(path: string, name: string): void;
+  /** Per name, 7 numbers: mode (0: gone), uid, gid, size, mtime s and ns, xattr state. */
+  statEntries(dir: string, names: readonly string[]): Float64Array;
   /** This process's RLIMIT_NPROC; its children inherit it. */
   setProcessLimit(soft: number, hard: number): void;
 }
