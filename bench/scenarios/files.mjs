@@ -1,7 +1,8 @@
 // Files and streams through the unchanged public e2b client (client → proxy → envd), each beside
-// its floor measured in the same run on this host: 10,000 small files written (`files.write([...])`,
-// multipart) and listed (`files.list`, ListDir depth 1), 100 MB of stdout (`commands.run`), and a
-// 64 MiB upload (`files.write`) and download (`files.read`, bytes).
+// its floors measured in the same run (on this host, inside the same sandbox, and the client
+// alone): 10,000 small files written (`files.write([...])`, multipart) and listed (`files.list`,
+// ListDir depth 1), 100 MB of stdout (`commands.run`), and a 64 MiB upload (`files.write`) and
+// download (`files.read`, bytes).
 
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -165,6 +166,8 @@ export async function filesScenarios(ctx, runtimes, scratch) {
     });
 }
 
+/** Two figures' p50s added, as one figure (undefined when either is missing). */
+const sum = (a, b) => (a?.p50 === undefined || b?.p50 === undefined ? undefined : { p50: a.p50 + b.p50 });
 const rate = (s) => (s?.mbps === undefined ? "–" : `${s.mbps.toFixed(0)} MB/s`);
 const pct = (a, b) => (a && b ? `${((a / b) * 100).toFixed(0)}%` : "–");
 
@@ -206,8 +209,16 @@ const THROUGHPUTS = [
   ],
 ];
 
+/** Each throughput's floor inside the sandbox: [its figure, what it is]. */
+const INSIDE_RATES = {
+  stream100MB: ["sandboxPipe100MB", "head piped to cat"],
+  upload64MiB: ["sandboxCopy64MiB", "cp"],
+  download64MiB: ["sandboxCopy64MiB", "cp"],
+};
+
 function rateRows(rt, R, F, [figure, key, [floorKey, floorName, target], [clientKey, why, clientName]]) {
   const result = R[key];
+  const [insideKey, insideName] = INSIDE_RATES[key];
   return [
     [
       figure,
@@ -223,6 +234,14 @@ function rateRows(rt, R, F, [figure, key, [floorKey, floorName, target], [client
       rate(result),
       `${clientName}: ${rate(R[clientKey])}`,
       pct(result?.mbps, R[clientKey]?.mbps),
+      "",
+    ],
+    [
+      "↳ the same, beside the same work inside this sandbox",
+      rt,
+      rate(result),
+      `${insideName} in the sandbox: ${rate(R[insideKey])}`,
+      pct(result?.mbps, R[insideKey]?.mbps),
       "",
     ],
   ];
@@ -254,12 +273,36 @@ export function filesRows(files) {
         "",
       ],
       [
+        "↳ the same, beside the same work inside this sandbox",
+        rt,
+        ms(R.write10kFiles),
+        `Node writing them 100 at a time in the sandbox: ${ms(R.sandboxWrite10kFiles)}`,
+        times(R.write10kFiles?.p50, R.sandboxWrite10kFiles?.p50),
+        "",
+      ],
+      [
         `list ${SMALL_FILES} files (\`files.list\`, ListDir depth 1)`,
         rt,
         ms(R.list10kFiles),
         `local readdir+lstat ${ms(F.readdirStat10kFiles)} (readdir alone ${ms(F.readdir10kFiles)})`,
         times(R.list10kFiles?.p50, F.readdirStat10kFiles?.p50),
         "≤ 5×",
+      ],
+      [
+        "↳ the same, beside the same work inside this sandbox",
+        rt,
+        ms(R.list10kFiles),
+        `readdir+lstat by Node in the sandbox: ${ms(R.sandboxReaddirStat10kFiles)}`,
+        times(R.list10kFiles?.p50, R.sandboxReaddirStat10kFiles?.p50),
+        "",
+      ],
+      [
+        "↳ the same, beside that and the client's own parse of the answer",
+        rt,
+        ms(R.list10kFiles),
+        `readdir+lstat in the sandbox + the client parsing 10,000 entries (no network, ${ms(R.clientParseList10k)}): ${ms(sum(R.sandboxReaddirStat10kFiles, R.clientParseList10k))}`,
+        times(R.list10kFiles?.p50, sum(R.sandboxReaddirStat10kFiles, R.clientParseList10k)?.p50),
+        "",
       ],
       ...THROUGHPUTS.flatMap((t) => rateRows(rt, R, F, t)),
     );

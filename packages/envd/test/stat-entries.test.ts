@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -52,6 +53,21 @@ describe("statEntries (one addon call for a listing's lstats and xattr names)", 
       XATTRS.ours,
       XATTRS.none,
     ]);
+  });
+
+  test("does not ask each entry of a filesystem without user xattrs (ramfs) for its own", () => {
+    const mnt = path.join(dir, "ramfs");
+    mkdirSync(mnt);
+    execFileSync("mount", ["-t", "ramfs", "none", mnt]);
+    try {
+      writeFileSync(path.join(mnt, "a"), "");
+      mkdirSync(path.join(mnt, "d"));
+      const stats = statEntries(mnt, ["a", "d"]);
+      expect(stats.map((s) => s?.xattrs)).toEqual([XATTRS.unsupportedFs, XATTRS.unsupportedFs]);
+      expect(stats[1]?.mode).toBe(Number(lstatSync(path.join(mnt, "d")).mode));
+    } finally {
+      execFileSync("umount", [mnt]);
+    }
   });
 
   test("works from the root directory, and names an unreadable directory in its error", () => {
