@@ -4,11 +4,13 @@ import { once } from "node:events";
 import {
   chmodSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import http2 from "node:http2";
@@ -224,6 +226,32 @@ describe("POST /files", () => {
     expect(statSync(replaced).mode & 0o777).toBe(0o640);
     for (const d of ["d1", "d2", "d3"]) expect(statSync(path.join(base, d)).uid).toBe(NOBODY.uid);
     expect(readdirSync(path.join(base, "d0")).filter((n) => n.startsWith(".envd-"))).toEqual([]);
+  });
+
+  test("a small part through a dangling symlink creates its target; onto a directory it is refused", async () => {
+    const base = path.join(dir, "small-odd");
+    mkdirSync(base);
+    const target = path.join(base, "target.txt");
+    const link = path.join(base, "link.txt");
+    symlinkSync(target, link);
+    const res = await call(filesUrl({ username: "nobody" }), {
+      method: "POST",
+      body: form([{ name: link, data: "through the link" }]),
+    });
+    expect(res.status).toBe(200);
+    expect(readFileSync(target, "utf8")).toBe("through the link");
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(statSync(target)).toMatchObject({ uid: NOBODY.uid, gid: NOBODY.gid });
+    const sub = path.join(base, "sub");
+    mkdirSync(sub);
+    await expectError(
+      await call(filesUrl({ username: "nobody" }), {
+        method: "POST",
+        body: form([{ name: sub, data: "x" }]),
+      }),
+      400,
+      "is a directory",
+    );
   });
 
   test("application/octet-stream writes the body to path, streamed", async () => {
