@@ -75,7 +75,13 @@ export async function entryFromStats(ctx: EnvdContext, absPath: string, st: BigI
     readMetadata(absPath).catch(() => ({})),
     type === FileType.SYMLINK ? symlinkTarget(absPath).catch(() => undefined) : undefined,
   ]);
-  return buildEntry(absPath, st, owner, group, metadata, target);
+  const entryStats = {
+    mode: Number(st.mode),
+    size: st.size,
+    mtimeSeconds: st.mtimeNs / 1_000_000_000n,
+    mtimeNanos: Number(st.mtimeNs % 1_000_000_000n),
+  };
+  return buildEntry(absPath, entryStats, owner, group, metadata, target);
 }
 
 /** What a listing needs of an entry's stats to go on into it (see access.ts `allowed`). */
@@ -106,48 +112,47 @@ export async function entriesOf(
     const abs = path.join(dir, names[i]!);
     const type = fileTypeOf(st.mode);
     const target = type === FileType.SYMLINK ? await symlinkTarget(abs).catch(() => undefined) : undefined;
-    const entry = create(EntryInfoSchema, {
-      name: names[i]!,
-      type,
-      path: abs,
+    const entryStats = {
+      mode: st.mode,
       size: BigInt(st.size),
-      mode: st.mode & 0o777,
-      permissions: permissionString(st.mode),
-      owner: ids.user(st.uid),
-      group: ids.group(st.gid),
-      modifiedTime: create(TimestampSchema, { seconds: BigInt(st.mtimeSec), nanos: st.mtimeNsec }),
-      symlinkTarget: target,
-      metadata: listedEntryMetadata(abs, st.xattrs),
-    });
+      mtimeSeconds: BigInt(st.mtimeSec),
+      mtimeNanos: st.mtimeNsec,
+    };
+    const metadata = listedEntryMetadata(abs, st.xattrs);
+    const entry = buildEntry(abs, entryStats, ids.user(st.uid), ids.group(st.gid), metadata, target);
     const { mode, uid, gid } = st;
     out.push({ entry, st: { mode, uid, gid, isDirectory: () => (mode & S_IFMT) === S_IFDIR } });
   }
   return out;
 }
 
+/** What an entry's description needs of its stats, as lstat or statEntries give them. */
+interface EntryStats {
+  mode: number;
+  size: bigint;
+  mtimeSeconds: bigint;
+  mtimeNanos: number;
+}
+
 function buildEntry(
   absPath: string,
-  st: BigIntStats,
+  st: EntryStats,
   owner: string,
   group: string,
   metadata: Record<string, string>,
   symlinkTarget: string | undefined,
 ): EntryInfo {
-  const mode = Number(st.mode);
   return create(EntryInfoSchema, {
     name: path.basename(absPath) || "/",
-    type: fileTypeOf(mode),
+    type: fileTypeOf(st.mode),
     path: absPath,
     size: st.size,
     // Permission bits only, as e2b's envd reports them (Go's FileMode.Perm()); the type is in `type`.
-    mode: mode & 0o777,
-    permissions: permissionString(mode),
+    mode: st.mode & 0o777,
+    permissions: permissionString(st.mode),
     owner,
     group,
-    modifiedTime: create(TimestampSchema, {
-      seconds: st.mtimeNs / 1_000_000_000n,
-      nanos: Number(st.mtimeNs % 1_000_000_000n),
-    }),
+    modifiedTime: create(TimestampSchema, { seconds: st.mtimeSeconds, nanos: st.mtimeNanos }),
     symlinkTarget,
     metadata,
   });
