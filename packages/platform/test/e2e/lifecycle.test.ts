@@ -97,12 +97,11 @@ async function startSleeper(sb: Sandbox): Promise<void> {
   await until("the sleeper", async () => ((await sleepers(sb)) === 1 ? true : undefined), 10_000);
 }
 
-/** A server on `port` answering its pid and a value drawn when it started (its memory). */
-async function serve(p: Platform, sb: Sandbox, port: number): Promise<string> {
-  const server = `node -e "const id = Math.random(); require('http').createServer((q, s) => s.end(JSON.stringify({ pid: process.pid, id }))).listen(${port})"`;
-  await sb.commands.run(server, { background: true, timeoutMs: 0 });
+/** Starts `program` (a server on `port`) in the background; its first answer through the proxy. */
+async function startServer(p: Platform, sb: Sandbox, port: number, program: string): Promise<string> {
+  await sb.commands.run(`node -e "${program}"`, { background: true, timeoutMs: 0 });
   return until(
-    "the sandbox's server",
+    `the sandbox's server on ${port}`,
     async () => {
       const res = await p.viaProxy(sb.sandboxId, port).catch(() => undefined);
       return res?.status === 200 ? res.text : undefined;
@@ -111,20 +110,20 @@ async function serve(p: Platform, sb: Sandbox, port: number): Promise<string> {
   );
 }
 
+/** A server on `port` answering its pid and a value drawn when it started (its memory). */
+function serve(p: Platform, sb: Sandbox, port: number): Promise<string> {
+  const program = `const id = Math.random(); require('http').createServer((q, s) => s.end(JSON.stringify({ pid: process.pid, id }))).listen(${port})`;
+  return startServer(p, sb, port, program);
+}
+
 /**
  * A keep-alive HTTP server that closes its end of a connection only a second after the peer
  * closed theirs (as a busy process would), reached once through the proxy: the proxy keeps
  * that connection in its pool.
  */
 async function serveLingering(p: Platform, sb: Sandbox, port: number): Promise<void> {
-  const server = `node -e "require('net').createServer({ allowHalfOpen: true }, (s) => { s.on('error', () => {}); s.on('data', () => s.write('HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\n\\r\\nok')); s.on('end', () => setTimeout(() => s.end(), 1000)); }).listen(${port})"`;
-  await sb.commands.run(server, { background: true, timeoutMs: 0 });
-  await until(
-    "the lingering server",
-    async () =>
-      (await p.viaProxy(sb.sandboxId, port).catch(() => undefined))?.text === "ok" ? true : undefined,
-    20_000,
-  );
+  const program = `require('net').createServer({ allowHalfOpen: true }, (s) => { s.on('error', () => {}); s.on('data', () => s.write('HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\n\\r\\nok')); s.on('end', () => setTimeout(() => s.end(), 1000)); }).listen(${port})`;
+  expect(await startServer(p, sb, port, program)).toBe("ok");
 }
 
 describe("deep pause on runc", () => {
