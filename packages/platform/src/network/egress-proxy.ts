@@ -160,8 +160,8 @@ export class EgressProxy {
     const byName = (n: string | undefined) =>
       n !== undefined && (pattern !== undefined || sandbox.rules.deny.length === 0) ? n : undefined;
     const via = socks ? `, via SOCKS5 ${socks.address}` : "";
-    const tunnelFailed = () =>
-      `${allowedBy}, but the SOCKS5 proxy ${socks?.address} failed: ${failure.reason ?? "no answer"}`;
+    const tunnelFailed = (f: Failure, what = allowedBy) =>
+      `${what}, but the SOCKS5 proxy ${socks?.address} failed: ${f.reason ?? "no answer"}`;
     const port = destination.port;
     const rule =
       named && (port === 80 || port === 443) && this.o.transformer
@@ -199,7 +199,7 @@ export class EgressProxy {
                     ...base,
                     name: named,
                     verdict: "denied",
-                    rule: `${allowedBy}, transform ${rule.domain}, but the SOCKS5 proxy ${socks.address} failed: ${f.reason ?? "no answer"}`,
+                    rule: tunnelFailed(f, `${allowedBy}, transform ${rule.domain}`),
                   });
                   throw new Error(`the SOCKS5 proxy ${socks.address} failed`);
                 }
@@ -218,7 +218,7 @@ export class EgressProxy {
           ? this.dial(name, port)
           : this.dialAddress(destination.ip, port)));
     if (!connected) {
-      if (socks) return deny(tunnelFailed(), name);
+      if (socks) return deny(tunnelFailed(failure), name);
       return deny(
         pattern
           ? `allowOut ${pattern}, but ${name} has no public address that answers`
