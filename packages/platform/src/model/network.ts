@@ -1,3 +1,5 @@
+import type { SealedValue } from "./secret.js";
+
 /**
  * A sandbox's network settings as its create (or, for egress, its last network update) gave
  * them: stored as given and echoed by GET, so what a client reads back is what is enforced.
@@ -30,7 +32,7 @@ export interface StoredEgressProxy {
   address: string;
   username?: string;
   /** Sealed as secret-box.ts seals secret values. */
-  password?: { keyId: string; nonce: string; ciphertext: string };
+  password?: SealedValue;
 }
 
 /** One rule for the requests to a domain (E2B's `SandboxNetworkRule`). */
