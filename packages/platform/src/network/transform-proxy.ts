@@ -6,7 +6,7 @@ import type { Logger } from "../lib/log.js";
 import { fillHeaderTemplate, type PlaceholderValues } from "../model/placeholders.js";
 import type { EgressCa } from "./egress-ca.js";
 import type { NewDecision } from "./egress-log.js";
-import { matchTransform, replaceHeaders, type Transforms } from "./transforms.js";
+import { isHeaderValue, matchTransform, replaceHeaders, type Transforms } from "./transforms.js";
 
 export interface HeaderTransformerOptions {
   ca: EgressCa;
@@ -182,9 +182,7 @@ export class HeaderTransformer {
           `no value for \${e2b.${p.kind === "secret" ? "secrets" : "identity.tokens"}.${p.name}}`,
         );
       }
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
-      if (/[\u0000-\u0008\u000a-\u001f\u007f]|[^\u0000-\u00ff]/.test(filled.value))
-        return refused("a value that is not a valid header value");
+      if (!isHeaderValue(filled.value)) return refused("a value that is not a valid header value");
       set.push([h.name, filled.value]);
     }
     return { set };

@@ -57,8 +57,7 @@ export function networkRules(rules: NetworkRules | undefined): NetworkRules | un
           throw invalid(
             `Value for header ${n} in rule for domain ${q} must not contain CR or LF characters.`,
           );
-        // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
-        if (/[\u0000-\u0008\u000a-\u001f\u007f]|[^\u0000-\u00ff]/.test(value))
+        if (!isHeaderValue(value))
           throw invalid(`Value for header ${n} in rule for domain ${q} must be a valid HTTP header value.`);
         if (value.length > L.headerValueLength)
           throw invalid(
@@ -128,4 +127,10 @@ export function replaceHeaders(raw: readonly string[], set: ReadonlyArray<[strin
   }
   for (const [name, value] of set) out.push(name, value);
   return out;
+}
+
+/** Whether `value` may be sent as an HTTP header value: Latin-1, no control character but tab. */
+export function isHeaderValue(value: string): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+  return !/[\u0000-\u0008\u000a-\u001f\u007f]|[^\u0000-\u00ff]/.test(value);
 }
