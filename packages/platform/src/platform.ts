@@ -25,7 +25,7 @@ import { ENVD_PORT, proxyCertificate, registerProxyMetrics } from "./proxy/index
 import type { ImageBuildProgress } from "./rootfs/base-image.js";
 import { startSandboxSide } from "./sandbox-side.js";
 import { SecretBox } from "./secrets/secret-box.js";
-import { Secrets, SecretsPlaceholderValues } from "./secrets/secrets.js";
+import { Secrets } from "./secrets/secrets.js";
 import { openStore, type Store } from "./store/index.js";
 import { ensureBaseTemplate } from "./templates/base-template.js";
 import { createBuildService } from "./templates/build-service.js";
@@ -175,7 +175,6 @@ async function wire(
   });
   teardown.defer("store", () => store.close());
   const secrets = new Secrets(store, secretsKey.box, root.child({ component: "secrets" }));
-  const secretValues = new SecretsPlaceholderValues(secrets);
   await secrets.checkKey();
   const identityTokens = new IdentityTokens({
     store,
@@ -185,7 +184,7 @@ async function wire(
   });
   // what the egress proxy puts into header transforms: the team's secrets, the sandbox's tokens
   const placeholders: PlaceholderValues = hooks.placeholders ?? {
-    secret: (teamId, name) => secretValues.secret(teamId, name),
+    secret: (teamId, name) => secrets.value(teamId, name),
     identityToken: (sandboxId, name) => identityTokens.identityToken(sandboxId, name),
   };
   const children = childRecords(config, root);

@@ -1,7 +1,6 @@
 import { isTypeId, newTypeId } from "../lib/ids.js";
 import type { Logger } from "../lib/log.js";
 import { conflict } from "../model/errors.js";
-import type { PlaceholderValues } from "../model/placeholders.js";
 import {
   checkedSecretName,
   checkSecretMetadata,
@@ -106,14 +105,5 @@ export class Secrets {
         `${count} secret version(s) were sealed with the secrets key ${keyId}, not this platform's (${this.box.keyId}): they cannot be decrypted; give every node and every start the same --secrets-key-file`,
       );
     }
-  }
-}
-
-/** `PlaceholderValues.secret` over the secrets store: the current version, by team and normalised name. */
-export class SecretsPlaceholderValues implements Pick<PlaceholderValues, "secret"> {
-  constructor(private readonly secrets: Secrets) {}
-
-  secret(teamId: string, name: string): Promise<string | undefined> {
-    return this.secrets.value(teamId, name);
   }
 }
