@@ -126,13 +126,9 @@ export class SecretStore {
 
   /** Deletes the secret with every version of it; false when the team has no such secret. */
   async delete(teamId: string, selector: SecretSelector): Promise<boolean> {
-    return atomically(this.db, async (db) => {
-      const secret = await where(db.selectFrom("secrets").select("id"), teamId, selector).executeTakeFirst();
-      if (!secret) return false;
-      await db.deleteFrom("secret_versions").where("secret_id", "=", secret.id).execute();
-      await db.deleteFrom("secrets").where("id", "=", secret.id).execute();
-      return true;
-    });
+    // its versions go with it (secret_versions.secret_id is ON DELETE CASCADE)
+    const result = await where(this.db.deleteFrom("secrets"), teamId, selector).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
   }
 
   /** The version in use of the team's secret of this (normalised) name, sealed. */

@@ -82,6 +82,13 @@ describe.each(DIALECTS)("secrets API on %s", (dialect) => {
     expect(deleted.status).toBe(204);
     expect(deleted.headers.get("cache-control")).toBe("no-store");
     expect(await api.t.platform.placeholders.secret(teamId, "gh-token")).toBeUndefined();
+    // its sealed versions went with it
+    const versionsLeft = await api.t.platform.store.db.kysely
+      .selectFrom("secret_versions")
+      .select("secret_id")
+      .where("secret_id", "=", id)
+      .execute();
+    expect(versionsLeft).toEqual([]);
     for (const [method, body] of [
       ["GET", undefined],
       ["DELETE", undefined],
