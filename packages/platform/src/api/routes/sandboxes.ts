@@ -121,8 +121,8 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
   /** The egress policy of a request: its lists and rules checked first, then its proxy. */
   async function egressOf(config: EgressConfig): Promise<EgressPolicy> {
     if (!config.egressProxy || !o.checkEgressProxy) return egressPolicy(config);
-    egressPolicy({ ...config, egressProxy: undefined });
-    return egressPolicy(config, await o.checkEgressProxy(config.egressProxy));
+    const policy = egressPolicy({ ...config, egressProxy: undefined });
+    return { ...policy, egressProxy: await o.checkEgressProxy(config.egressProxy) };
   }
 
   async function create(
