@@ -5,8 +5,6 @@ import { invalid } from "../model/errors.js";
 import type { StoredEgressProxy } from "../model/network.js";
 import type { SealedValue } from "../model/secret.js";
 
-export type { StoredEgressProxy };
-
 /** What a client sends (E2B's `SandboxEgressProxyConfig`). */
 export interface EgressProxyInput {
   address: string;
