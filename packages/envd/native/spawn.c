@@ -10,6 +10,13 @@
 //   /dev/null and stdout/stderr pipes. Failures before the program runs (execve's ENOENT,
 //   EACCES, setuid's EAGAIN at the process limit, clone's EAGAIN...) throw an Error with the
 //   errno name as `code` and `syscall` set, like Node's spawn errors.
+// spawnPty(file, argv, envp, cwd, uid, gid, cols, rows) -> [pid, masterFd]
+//   The same child in a new pseudo-terminal of cols x rows: the terminal is its controlling
+//   one and its 0, 1 and 2; its process side is owned by uid (as login and sshd hand it
+//   over). The master is envd's, close-on-exec; reading it ends in EIO once every process
+//   holding the terminal has closed it.
+// resizePty(masterFd, cols, rows)
+//   Sets the terminal's size; its foreground process group gets SIGWINCH.
 // reap(pid) -> undefined while it runs, else [exitCode, signal] (one of them -1)
 //   A non-blocking waitpid for one child; libuv only ever waits for its own pids.
 // onChildEnded(callback)
@@ -28,8 +35,10 @@
 #include <string.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -46,6 +55,7 @@ struct spawn_plan {
   int uid;
   int gid;
   int fds[3];    // what becomes the child's 0, 1, 2
+  bool terminal; // fds[0] is a terminal to make the child's controlling one
   int err;       // set by the child when it fails before execve returns control
   const char* failed;  // which step failed
 };
@@ -62,6 +72,11 @@ static int child_main(void* arg) {
   sigprocmask(SIG_SETMASK, &none, NULL);
   if (setsid() < 0) {
     p->failed = "setsid";
+    goto fail;
+  }
+  // a session leader without a terminal takes this one as its controlling terminal
+  if (p->terminal && ioctl(p->fds[0], TIOCSCTTY, 0) < 0) {
+    p->failed = "ioctl(TIOCSCTTY)";
     goto fail;
   }
   for (int i = 0; i < 3; i++) {
@@ -161,107 +176,218 @@ static void close_all(int* fds, int n) {
     if (fds[i] >= 0) close(fds[i]);
 }
 
+// What both spawns take first: file, argv, envp, cwd, uid, gid.
+struct spawn_args {
+  char* file;
+  char* cwd;
+  char** argv;
+  char** envp;
+  int32_t uid;
+  int32_t gid;
+};
+
+static void free_args(struct spawn_args* a) {
+  free(a->file);
+  free(a->cwd);
+  free_list(a->argv);
+  free_list(a->envp);
+}
+
+// Reads args[0..5]; false (a TypeError pending) when one is not usable.
+static bool parse_args(napi_env env, napi_value* args, struct spawn_args* a) {
+  a->file = string_arg(env, args[0]);
+  a->cwd = string_arg(env, args[3]);
+  a->argv = list_arg(env, args[1]);
+  a->envp = list_arg(env, args[2]);
+  a->uid = a->gid = -1;
+  napi_get_value_int32(env, args[4], &a->uid);
+  napi_get_value_int32(env, args[5], &a->gid);
+  if (a->file && a->cwd && a->argv && a->envp) return true;
+  throw_type(env, "spawn: file, cwd, argv and envp must be strings without NUL bytes");
+  return false;
+}
+
+// The child's 0..2 are copied from envd's fds: none may already be one of 0..2 (a closed
+// stdio of envd's), or a dup2 would clobber another. False (an error thrown) when one cannot move.
+static bool all_above_stdio(napi_env env, int* fds, int n) {
+  for (int i = 0; i < n; i++) {
+    if (fds[i] < 0 || fds[i] >= 3) continue;
+    int moved = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+    if (moved < 0) {
+      throw_errno(env, errno, "fcntl", NULL);
+      return false;
+    }
+    close(fds[i]);
+    fds[i] = moved;
+  }
+  return true;
+}
+
+// Starts the planned child; true with *pid set, or false with an error thrown.
+static bool launch(napi_env env, struct spawn_plan* plan, pid_t* pid) {
+  void* stack = mmap(NULL, CHILD_STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) {
+    throw_errno(env, errno, "mmap", NULL);
+    return false;
+  }
+  // No signal handler of envd may run in the child while it borrows envd's memory.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  *pid = clone(child_main, (char*)stack + CHILD_STACK_BYTES, CLONE_VM | CLONE_VFORK | SIGCHLD, plan);
+  int clone_err = errno;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  munmap(stack, CHILD_STACK_BYTES);
+  if (*pid < 0) {
+    throw_errno(env, clone_err, "spawn", plan->file);
+    return false;
+  }
+  if (plan->failed) {
+    // the child is gone (it exited 127): collect it, report why
+    int status;
+    while (waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    throw_errno(env, plan->err, strcmp(plan->failed, "execve") == 0 ? "spawn" : plan->failed, plan->file);
+    return false;
+  }
+  return true;
+}
+
+static struct spawn_plan plan_of(struct spawn_args* a) {
+  return (struct spawn_plan){
+      .file = a->file,
+      .argv = a->argv,
+      .envp = a->envp,
+      .cwd = a->cwd[0] ? a->cwd : NULL,
+      .uid = a->uid,
+      .gid = a->gid,
+  };
+}
+
+static napi_value int_array(napi_env env, const int* values, uint32_t n) {
+  napi_value out, v;
+  napi_create_array_with_length(env, n, &out);
+  for (uint32_t i = 0; i < n; i++) {
+    napi_create_int32(env, values[i], &v);
+    napi_set_element(env, out, i, v);
+  }
+  return out;
+}
+
 static napi_value spawn_js(napi_env env, napi_callback_info info) {
   size_t argc = 7;
   napi_value args[7];
   napi_get_cb_info(env, info, &argc, args, NULL, NULL);
   if (argc < 7) return throw_type(env, "spawn(file, argv, envp, cwd, uid, gid, stdinPipe)");
 
-  struct spawn_plan plan = {.uid = -1, .gid = -1, .err = 0, .failed = NULL};
-  char* file = string_arg(env, args[0]);
-  char* cwd = string_arg(env, args[3]);
-  char** argv = list_arg(env, args[1]);
-  char** envp = list_arg(env, args[2]);
-  int32_t uid = -1, gid = -1;
+  struct spawn_args a = {0};
   bool stdin_pipe = false;
-  napi_get_value_int32(env, args[4], &uid);
-  napi_get_value_int32(env, args[5], &gid);
   napi_get_value_bool(env, args[6], &stdin_pipe);
   napi_value result = NULL;
   // [stdin read, stdin write, stdout read, stdout write, stderr read, stderr write]
   int fds[6] = {-1, -1, -1, -1, -1, -1};
-  void* stack = MAP_FAILED;
-  if (!file || !cwd || !argv || !envp) {
-    result = throw_type(env, "spawn: file, cwd, argv and envp must be strings without NUL bytes");
-    goto done;
-  }
+  if (!parse_args(env, args, &a)) goto done;
   if (stdin_pipe ? pipe2(&fds[0], O_CLOEXEC) < 0 : (fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
-    result = throw_errno(env, errno, stdin_pipe ? "pipe2" : "open", "/dev/null");
+    throw_errno(env, errno, stdin_pipe ? "pipe2" : "open", "/dev/null");
     goto done;
   }
   if (pipe2(&fds[2], O_CLOEXEC) < 0 || pipe2(&fds[4], O_CLOEXEC) < 0) {
-    result = throw_errno(env, errno, "pipe2", NULL);
+    throw_errno(env, errno, "pipe2", NULL);
     goto done;
   }
-  // the child's 0..2 are copied from these: none may already be one of 0..2 (a closed stdio)
-  for (int i = 0; i < 6; i++) {
-    if (fds[i] >= 0 && fds[i] < 3) {
-      int moved = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
-      if (moved < 0) {
-        result = throw_errno(env, errno, "fcntl", NULL);
-        goto done;
-      }
-      close(fds[i]);
-      fds[i] = moved;
-    }
-  }
-  stack = mmap(NULL, CHILD_STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED) {
-    result = throw_errno(env, errno, "mmap", NULL);
-    goto done;
-  }
-  plan.file = file;
-  plan.argv = argv;
-  plan.envp = envp;
-  plan.cwd = cwd[0] ? cwd : NULL;
-  plan.uid = uid;
-  plan.gid = gid;
+  if (!all_above_stdio(env, fds, 6)) goto done;
+  struct spawn_plan plan = plan_of(&a);
   plan.fds[0] = fds[0];
   plan.fds[1] = fds[3];
   plan.fds[2] = fds[5];
-
-  // No signal handler of envd may run in the child while it borrows envd's memory.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pid_t pid = clone(child_main, (char*)stack + CHILD_STACK_BYTES, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
-  int clone_err = errno;
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (pid < 0) {
-    result = throw_errno(env, clone_err, "spawn", file);
-    goto done;
-  }
-  if (plan.failed) {
-    // the child is gone (it exited 127): collect it, report why
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    result = throw_errno(env, plan.err, strcmp(plan.failed, "execve") == 0 ? "spawn" : plan.failed, file);
-    goto done;
-  }
+  pid_t pid;
+  if (!launch(env, &plan, &pid)) goto done;
   // the child's ends are its own now
   close(fds[0]);
   close(fds[3]);
   close(fds[5]);
   fds[0] = fds[3] = fds[5] = -1;
-  napi_value out, v;
-  napi_create_array_with_length(env, 4, &out);
   int parent_ends[4] = {pid, stdin_pipe ? fds[1] : -1, fds[2], fds[4]};
-  for (int i = 0; i < 4; i++) {
-    napi_create_int32(env, parent_ends[i], &v);
-    napi_set_element(env, out, i, v);
-  }
+  result = int_array(env, parent_ends, 4);
   fds[1] = fds[2] = fds[4] = -1;
-  result = out;
 
 done:
   close_all(fds, 6);
-  if (stack != MAP_FAILED) munmap(stack, CHILD_STACK_BYTES);
-  free(file);
-  free(cwd);
-  free_list(argv);
-  free_list(envp);
+  free_args(&a);
   return result;
+}
+
+// A terminal's size from JS numbers (0 or less: the usual 80 x 24).
+static struct winsize size_of(napi_env env, napi_value cols, napi_value rows) {
+  int32_t c = 0, r = 0;
+  napi_get_value_int32(env, cols, &c);
+  napi_get_value_int32(env, rows, &r);
+  struct winsize ws = {.ws_row = r > 0 ? (unsigned short)r : 24, .ws_col = c > 0 ? (unsigned short)c : 80};
+  return ws;
+}
+
+static napi_value spawn_pty_js(napi_env env, napi_callback_info info) {
+  size_t argc = 8;
+  napi_value args[8];
+  napi_get_cb_info(env, info, &argc, args, NULL, NULL);
+  if (argc < 8) return throw_type(env, "spawnPty(file, argv, envp, cwd, uid, gid, cols, rows)");
+
+  struct spawn_args a = {0};
+  napi_value result = NULL;
+  int fds[2] = {-1, -1};  // [master, process side]
+  char name[128];
+  if (!parse_args(env, args, &a)) goto done;
+  fds[0] = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (fds[0] < 0) {
+    throw_errno(env, errno, "posix_openpt", NULL);
+    goto done;
+  }
+  if (grantpt(fds[0]) < 0 || unlockpt(fds[0]) < 0 || ptsname_r(fds[0], name, sizeof name) != 0) {
+    throw_errno(env, errno, "unlockpt", NULL);
+    goto done;
+  }
+  fds[1] = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (fds[1] < 0) {
+    throw_errno(env, errno, "open", name);
+    goto done;
+  }
+  if (!all_above_stdio(env, fds, 2)) goto done;
+  struct winsize ws = size_of(env, args[6], args[7]);
+  struct termios tio;
+  // UTF-8 input: a backspace erases a whole character in line editing (the sandbox's LANG)
+  if (ioctl(fds[1], TIOCSWINSZ, &ws) < 0 || tcgetattr(fds[1], &tio) < 0) {
+    throw_errno(env, errno, "ioctl", name);
+    goto done;
+  }
+  tio.c_iflag |= IUTF8;
+  tcsetattr(fds[1], TCSANOW, &tio);
+  // the user's own terminal, as login hands it over; where the filesystem refuses, root's
+  if (a.uid >= 0) (void)!fchown(fds[1], a.uid, -1);
+  struct spawn_plan plan = plan_of(&a);
+  plan.fds[0] = plan.fds[1] = plan.fds[2] = fds[1];
+  plan.terminal = true;
+  pid_t pid;
+  if (!launch(env, &plan, &pid)) goto done;
+  int parent_ends[2] = {pid, fds[0]};
+  result = int_array(env, parent_ends, 2);
+  fds[0] = -1;
+
+done:
+  close_all(fds, 2);
+  free_args(&a);
+  return result;
+}
+
+static napi_value resize_pty_js(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value args[3];
+  napi_get_cb_info(env, info, &argc, args, NULL, NULL);
+  int32_t fd = -1;
+  if (argc < 3 || napi_get_value_int32(env, args[0], &fd) != napi_ok || fd < 0)
+    return throw_type(env, "resizePty(masterFd, cols, rows)");
+  struct winsize ws = size_of(env, args[1], args[2]);
+  if (ioctl(fd, TIOCSWINSZ, &ws) < 0) return throw_errno(env, errno, "ioctl", NULL);
+  return NULL;
 }
 
 static napi_value reap_js(napi_env env, napi_callback_info info) {
@@ -368,6 +494,8 @@ static napi_value on_child_ended_js(napi_env env, napi_callback_info info) {
 NAPI_MODULE_INIT() {
   napi_property_descriptor props[] = {
       {"spawn", NULL, spawn_js, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"spawnPty", NULL, spawn_pty_js, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"resizePty", NULL, resize_pty_js, NULL, NULL, NULL, napi_enumerable, NULL},
       {"reap", NULL, reap_js, NULL, NULL, NULL, napi_enumerable, NULL},
       {"onChildEnded", NULL, on_child_ended_js, NULL, NULL, NULL, napi_enumerable, NULL},
   };

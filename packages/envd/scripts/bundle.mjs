@@ -1,7 +1,6 @@
 // Bundles envd into one CommonJS file that a plain `node` starts fast, next to the native
-// addons it loads at run time (node-pty, and envd's own inotify binding).
+// addons it loads at run time (envd's own: inotify and xattrs, spawn, copy_file_range).
 import { access, chmod, cp, mkdir, readdir, rename, rm } from "node:fs/promises";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -12,7 +11,6 @@ const final = path.join(root, "dist", "bundle");
 // Built beside the final place and swapped in at the end, so a process starting envd from
 // dist/bundle (a test, a platform) never sees a half-written bundle.
 const out = `${final}.tmp-${process.pid}`;
-const require = createRequire(import.meta.url);
 
 /** protobuf-es's base64 module, swapped for src/fast-base64.ts (see there why). */
 function fastBase64() {
@@ -51,7 +49,7 @@ await build({
   target: "node20",
   format: "cjs",
   conditions: ["@x/source"],
-  external: ["node-pty", "./native/*"],
+  external: ["./native/*"],
   minifySyntax: true,
   sourcemap: "linked",
   legalComments: "none",
@@ -74,14 +72,6 @@ await build({
   banner: { js: "#!/opt/x/bin/node" },
 });
 await chmod(path.join(out, "sudo.cjs"), 0o755);
-
-// node-pty resolves its addon relative to its own folder, so it ships as a small package.
-const ptyDir = path.dirname(require.resolve("node-pty/package.json"));
-const ptyOut = path.join(out, "node_modules", "node-pty");
-await mkdir(ptyOut, { recursive: true });
-for (const entry of ["package.json", "lib", "build/Release/pty.node"]) {
-  await cp(path.join(ptyDir, entry), path.join(ptyOut, entry), { recursive: true });
-}
 
 // envd's own addons (inotify and xattr; copy_file_range), built by
 // `node-gyp rebuild --directory native` at install; src/** loads them from `native/` beside the bundle.

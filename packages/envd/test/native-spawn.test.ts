@@ -3,7 +3,13 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Readable } from "node:stream";
-import { type PipedChild, spawnChild } from "../src/process/native-spawn.js";
+import { finished } from "node:stream/promises";
+import {
+  type PipedChild,
+  spawnChild,
+  spawnInTerminal,
+  type TerminalChild,
+} from "../src/process/native-spawn.js";
 
 const env = { PATH: "/usr/bin:/bin" };
 
@@ -15,7 +21,7 @@ function read(stream: Readable): Promise<string> {
   });
 }
 
-function exited(child: PipedChild): Promise<[number | null, string | null]> {
+function exited(child: PipedChild | TerminalChild): Promise<[number | null, string | null]> {
   return new Promise((resolve) => child.once("exit", (code, signal) => resolve([code, signal])));
 }
 
@@ -125,5 +131,70 @@ describe("spawnChild (envd's vfork-style process creation)", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("spawnInTerminal (a program in a pseudo-terminal, without forking envd)", () => {
+  const inTerminal = (script: string, more: { uid?: number; gid?: number } = {}) =>
+    spawnInTerminal({ file: "/bin/sh", args: ["-c", script], env, cwd: "/", cols: 100, rows: 30, ...more });
+
+  test("the terminal is the program's controlling one and its 0, 1 and 2, at the size asked, UTF-8 input", async () => {
+    const child = inTerminal(
+      "tty; ps -o sid=,tty= -p $$; stty size; stty -a | grep -o -- '-\\?iutf8'; readlink /proc/self/fd/0 /proc/self/fd/2",
+    );
+    const [out, end] = [read(child.output), exited(child)];
+    const lines = (await out).trim().split("\r\n");
+    expect(await end).toEqual([0, null]);
+    const tty = lines[0]!;
+    expect(tty).toMatch(/^\/dev\/pts\/\d+$/);
+    const [sid, ctty] = lines[1]!.trim().split(/\s+/);
+    expect(Number(sid)).toBe(child.pid);
+    expect(`/dev/${ctty}`).toBe(tty);
+    expect(lines.slice(2)).toEqual(["30 100", "iutf8", tty, tty]);
+  });
+
+  test("echoes input, changes size (the program gets SIGWINCH) and hands over the terminal to the user", async () => {
+    const child = inTerminal(
+      'trap \'stty size\' WINCH; stat -c %u "$(tty)"; id -u; read line; echo "got $line"; sleep 0.5; exit 4',
+      { uid: 65534, gid: 65534 },
+    );
+    let text = "";
+    const seen: Array<[RegExp, () => void]> = [];
+    child.output.on("data", (chunk: Buffer) => {
+      text += chunk.toString().replace(/\r/g, "");
+      for (const [pattern, resolve] of seen) if (pattern.test(text)) resolve();
+    });
+    const until = (pattern: RegExp) =>
+      new Promise<void>((resolve) => (pattern.test(text) ? resolve() : seen.push([pattern, resolve])));
+    const end = exited(child);
+    await until(/^65534\n65534\n$/);
+    child.input.write("hello\n");
+    await until(/got hello\n$/);
+    child.resize(120, 40);
+    expect(await end).toEqual([4, null]);
+    await finished(child.output);
+    expect(text).toBe("65534\n65534\nhello\ngot hello\n40 120\n");
+  });
+
+  test("reads everything written before the hang-up, even when nobody read for a while", async () => {
+    const child = inTerminal("seq 1 200000");
+    child.output.pause();
+    await new Promise((r) => setTimeout(r, 300));
+    const out = read(child.output);
+    child.output.resume();
+    const lines = (await out).split("\r\n");
+    expect(lines.length).toBe(200_001);
+    expect(lines[199_999]).toBe("200000");
+    expect(await exited(child)).toEqual([0, null]);
+  });
+
+  test("closing the terminal hangs up a process still holding it", async () => {
+    const child = inTerminal("trap 'echo hup >&2; exit 9' HUP; echo ready; while :; do sleep 0.05; done");
+    const ready = new Promise<void>((resolve) => child.output.once("data", () => resolve()));
+    const end = exited(child);
+    await ready;
+    child.input.destroy();
+    expect((await end)[0] ?? (await end)[1]).toBeTruthy();
+    expect(existsSync(`/proc/${child.pid}`)).toBe(false);
   });
 });

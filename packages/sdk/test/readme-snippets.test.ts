@@ -29,7 +29,7 @@ const esbuild = createRequire(require.resolve("tsup"))("esbuild") as {
 const packagesDir = path.resolve(__dirname, "../..");
 const READMES = ["sdk", "envd-client", "platform-client", "platform", "envd"];
 /** Native modules and addons a bundle cannot inline; only no-run snippets reach them. */
-const EXTERNAL = ["node-pty", "better-sqlite3", "pg", "pg-native", "./native/*", "*.node"];
+const EXTERNAL = ["better-sqlite3", "pg", "pg-native", "./native/*", "*.node"];
 
 interface Snippet {
   name: string;

@@ -1,28 +1,21 @@
+import type { Readable } from "node:stream";
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { IPty } from "node-pty";
 import { errnoOf } from "../errors.js";
 import type { User } from "../users.js";
-import type { PipedChild } from "./native-spawn.js";
+import type { PipedChild, TerminalChild } from "./native-spawn.js";
 import { OutputLog } from "./output-log.js";
-import { signalName } from "./signal-names.js";
 
 /** A subscriber holding this many unsent bytes pauses the process's output (backpressure). */
 const PAUSE_BYTES = 1 << 20;
 /** Paused output resumes once every subscriber is down to this many unsent bytes. */
 const RESUME_BYTES = 256 << 10;
 /**
- * After the process exits, its pipes may stay open because a background child inherited them
- * (`cmd &`). The end is then reported once the pipes have been quiet this long...
+ * After the process exits, its pipes (or its terminal) may stay open because a background
+ * child inherited them (`cmd &`). The end is then reported once they have been quiet this long...
  */
 const DRAIN_IDLE_MS = 50;
 /** ...or once more arrived than a pipe can hold: that output is not the exited process's. */
 const DRAIN_MAX_BYTES = 1 << 20;
-/**
- * node-pty closes a terminal 200 ms after its process exits, read to the end or not, so a
- * paused PTY checks this often whether its process is gone and then resumes.
- */
-const PTY_EXIT_POLL_MS = 50;
-
 /** Go's names for signal deaths, so `status` reads as the reference envd's ("signal: killed"). */
 const SIGNAL_TEXT: Record<string, string> = {
   SIGHUP: "hangup",
@@ -75,7 +68,9 @@ export interface ProcessEnd {
 export type ProcessStreamItem = ProcessOutput | ProcessEnd;
 
 /** A process's side of envd: pipes (stdin open for input or not) or a pseudo-terminal. */
-export type ProcessIo = { kind: "pipes"; child: PipedChild; stdin: boolean } | { kind: "pty"; term: IPty };
+export type ProcessIo =
+  | { kind: "pipes"; child: PipedChild; stdin: boolean }
+  | { kind: "pty"; child: TerminalChild };
 
 function signalEnd(signal: string): ProcessEnd {
   const status = `signal: ${SIGNAL_TEXT[signal] ?? signal}`;
@@ -85,15 +80,6 @@ function signalEnd(signal: string): ProcessEnd {
 function exitEnd(exitCode: number): ProcessEnd {
   const status = `exit status ${exitCode}`;
   return { type: "end", exitCode, exited: true, status, error: exitCode === 0 ? undefined : status };
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return errnoOf(err) === "EPERM";
-  }
 }
 
 /** One consumer of a process's output: a Start or Connect stream. */
@@ -171,7 +157,6 @@ export class ManagedProcess {
   private openPipes = 0;
   private drainTimer: NodeJS.Timeout | undefined;
   private drainBytes = 0;
-  private ptyExitPoll: NodeJS.Timeout | undefined;
   private readonly killTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -184,18 +169,9 @@ export class ManagedProcess {
     /** Says what ended the process when envd knows more than its status (see Containment). */
     private readonly explain: (end: ProcessEnd) => Promise<ProcessEnd> = async (end) => end,
   ) {
-    if (io.kind === "pipes") {
-      this.pid = io.child.pid;
-      this.stdinOpen = io.stdin;
-      this.attachPipes(io.child);
-    } else {
-      this.pid = io.term.pid;
-      this.stdinOpen = false;
-      io.term.onData((chunk) => this.output("pty", chunk as unknown as Buffer));
-      io.term.onExit(({ exitCode, signal }) => {
-        this.ended(signal ? signalEnd(signalName(signal)) : exitEnd(exitCode));
-      });
-    }
+    this.pid = io.child.pid;
+    this.stdinOpen = io.kind === "pipes" && io.stdin;
+    this.attach(io.child);
     if (timeoutMs !== undefined && timeoutMs > 0) {
       this.killTimer = setTimeout(() => this.signal("SIGKILL"), timeoutMs);
     }
@@ -210,12 +186,17 @@ export class ManagedProcess {
     return this.exited;
   }
 
-  private attachPipes(child: PipedChild): void {
-    for (const [stream, name] of [
-      [child.stdout, "stdout"],
-      [child.stderr, "stderr"],
-    ] as const) {
-      if (!stream) continue;
+  /** What the process's output is read from, by stream name. */
+  private outputs(): Array<[Readable, ProcessOutput["stream"]]> {
+    if (this.io.kind === "pty") return [[this.io.child.output, "pty"]];
+    return [
+      [this.io.child.stdout, "stdout"],
+      [this.io.child.stderr, "stderr"],
+    ];
+  }
+
+  private attach(child: PipedChild | TerminalChild): void {
+    for (const [stream, name] of this.outputs()) {
       this.openPipes++;
       stream.on("data", (chunk: Buffer) => this.output(name, chunk));
       // A failed read ends the stream like EOF; there is nobody to report it to.
@@ -226,7 +207,7 @@ export class ManagedProcess {
       });
     }
     // Writes after the process closed its stdin fail with EPIPE; SendInput reports them.
-    child.stdin?.on("error", () => {});
+    if ("stdin" in child) child.stdin?.on("error", () => {});
     child.once("exit", (code, signal) => this.ended(signal ? signalEnd(signal) : exitEnd(code ?? -1)));
   }
 
@@ -237,7 +218,7 @@ export class ManagedProcess {
       .catch(() => end)
       .then((explained) => {
         this.end = explained;
-        if (this.io.kind === "pty" || this.openPipes === 0) this.finish();
+        if (this.openPipes === 0) this.finish();
         else this.armDrain();
       });
   }
@@ -265,29 +246,14 @@ export class ManagedProcess {
 
   private pause(): void {
     if (this.paused) return;
-    if (this.io.kind === "pty") {
-      // What an exited PTY process left behind is one terminal buffer: read it, or lose it.
-      if (!isRunning(this.pid)) return;
-      this.io.term.pause();
-      this.ptyExitPoll = setInterval(() => {
-        if (!isRunning(this.pid)) this.resume();
-      }, PTY_EXIT_POLL_MS);
-    } else {
-      this.io.child.stdout?.pause();
-      this.io.child.stderr?.pause();
-    }
+    for (const [stream] of this.outputs()) stream.pause();
     this.paused = true;
     clearTimeout(this.drainTimer);
   }
 
   private resume(): void {
     this.paused = false;
-    clearInterval(this.ptyExitPoll);
-    if (this.io.kind === "pty") this.io.term.resume();
-    else {
-      this.io.child.stdout?.resume();
-      this.io.child.stderr?.resume();
-    }
+    for (const [stream] of this.outputs()) stream.resume();
     if (this.end && !this.finished) this.armDrain();
   }
 
@@ -303,12 +269,10 @@ export class ManagedProcess {
     this.finished = true;
     clearTimeout(this.drainTimer);
     clearTimeout(this.killTimer);
-    clearInterval(this.ptyExitPoll);
-    if (this.io.kind === "pipes") {
-      // Background children may still hold the pipes; envd lets go of its ends.
-      const { stdin, stdout, stderr } = this.io.child;
-      for (const stream of [stdin, stdout, stderr]) stream?.destroy();
-    }
+    // Background children may still hold the pipes or the terminal; envd lets go of its ends.
+    for (const [stream] of this.outputs()) stream.destroy();
+    if (this.io.kind === "pipes") this.io.child.stdin?.destroy();
+    else this.io.child.input.destroy();
     for (const sub of this.subscribers) sub.push(this.end);
     this.onFinish(this);
   }
@@ -378,7 +342,7 @@ export class ManagedProcess {
         Code.FailedPrecondition,
       );
     }
-    this.io.term.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    this.io.child.input.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
   }
 
   closeStdin(): void {
@@ -400,6 +364,6 @@ export class ManagedProcess {
     if (cols < 1 || rows < 1) {
       throw new ConnectError(`PTY size must be at least 1x1, got ${cols}x${rows}`, Code.InvalidArgument);
     }
-    this.io.term.resize(cols, rows);
+    this.io.child.resize(cols, rows);
   }
 }

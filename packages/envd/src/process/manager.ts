@@ -1,7 +1,6 @@
-import { accessSync, closeSync, constants as fsConstants, openSync, type Stats, statSync } from "node:fs";
+import { accessSync, constants as fsConstants, type Stats, statSync } from "node:fs";
 import path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { IPty } from "node-pty";
 import type { Containment } from "../containment/containment.js";
 import { describeErrno, errnoOf } from "../errors.js";
 import { resolvePath } from "../paths.js";
@@ -10,7 +9,7 @@ import type { EnvdState } from "../state.js";
 import type { User } from "../users.js";
 import { type Launch, Launcher } from "./launch.js";
 import { ManagedProcess, type ProcessConfig, type ProcessIo, type Subscription } from "./managed-process.js";
-import { spawnChild } from "./native-spawn.js";
+import { spawnChild, spawnInTerminal } from "./native-spawn.js";
 
 export type {
   ProcessConfig,
@@ -44,23 +43,6 @@ export type ProcessSelection =
   | { case: "pid"; value: number }
   | { case: "tag"; value: string }
   | { case: undefined; value?: undefined };
-
-/**
- * libuv reads a terminal only once more after the process side hangs up and then reports the
- * end, dropping whatever the process wrote last. envd keeps the terminal's process side open
- * itself until node-pty is done: then node-pty reads to the end and finishes 200 ms after the
- * process exited.
- */
-function holdTerminalOpen(term: IPty): void {
-  const { ptsName } = term as IPty & { ptsName: string };
-  let fd: number;
-  try {
-    fd = openSync(ptsName, fsConstants.O_WRONLY | fsConstants.O_NOCTTY);
-  } catch {
-    return; // the process is already gone
-  }
-  term.onExit(() => closeSync(fd));
-}
 
 /*
  * A start's look-ups (its program along PATH, its working directory) are a few metadata calls
@@ -153,7 +135,7 @@ export class ProcessManager {
       throw err;
     });
     opts.timing?.mark(opts.pty ? "spawn-pty" : "spawn");
-    const pid = io.kind === "pipes" ? io.child.pid : io.term.pid;
+    const pid = io.child.pid;
     // Output arrives in I/O callbacks, and only microtasks ran since the spawn: the
     // subscription below sees all of it.
     const proc = new ManagedProcess(
@@ -256,29 +238,25 @@ export class ProcessManager {
     size: { cols: number; rows: number },
     cmd: string,
   ): Promise<ProcessIo> {
-    // Loaded on first use: most sandboxes never open a terminal.
-    const pty = await import("node-pty");
     try {
-      const term = this.spawning(() =>
-        pty.spawn(launch.file, launch.args, {
-          name: env.TERM ?? "xterm-256color",
-          cols: size.cols || 80,
-          rows: size.rows || 24,
+      const child = this.spawning(() =>
+        spawnInTerminal({
+          file: launch.file,
+          args: launch.args,
+          // what a terminal emulator tells its programs, unless the caller said otherwise
+          env: { TERM: "xterm-256color", ...env },
           cwd,
-          env,
           uid: launch.uid,
           gid: launch.gid,
-          // Raw bytes: output is forwarded as-is, never decoded.
-          encoding: null,
+          cols: size.cols || 80,
+          rows: size.rows || 24,
         }),
       );
-      holdTerminalOpen(term);
-      return { kind: "pty", term };
+      return { kind: "pty", child };
     } catch (err) {
-      throw new ConnectError(
-        `error starting process '${cmd}' in a PTY: ${err instanceof Error ? err.message : String(err)}`,
-        Code.Internal,
-      );
+      if (errnoOf(err) === "EAGAIN") throw new ProcessLimitError(cmd);
+      const reason = describeErrno(errnoOf(err)) ?? (err as Error).message;
+      throw new ConnectError(`error starting process '${cmd}' in a PTY: ${reason}`, Code.InvalidArgument);
     }
   }
 }

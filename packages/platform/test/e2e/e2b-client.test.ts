@@ -54,6 +54,37 @@ describe.each(["runc", "runsc"] as const)("public e2b client on %s", (runtime) =
     await expect(Sandbox.connect(sandbox.sandboxId)).rejects.toThrow(/not found/i);
   });
 
+  it("opens a terminal: a login shell as the user, typed input, a resize, its exit code", async () => {
+    const sandbox = await Sandbox.create();
+    try {
+      let text = "";
+      const decoder = new TextDecoder();
+      const terminal = await sandbox.pty.create({
+        cols: 80,
+        rows: 24,
+        onData: (data) => {
+          text += decoder.decode(data, { stream: true });
+        },
+      });
+      const type = (s: string) => sandbox.pty.sendInput(terminal.pid, new TextEncoder().encode(s));
+      const until = async (pattern: RegExp) => {
+        for (const t0 = Date.now(); !pattern.test(text); ) {
+          if (Date.now() - t0 > 20_000) throw new Error(`no ${pattern} in ${JSON.stringify(text)}`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      await type("echo $((6*7))-$(whoami)-$(tty | cut -c1-9); stty size\n");
+      await until(/42-user-\/dev\/pts\/\r?\n24 80\r?\n/);
+      await sandbox.pty.resize(terminal.pid, { cols: 100, rows: 30 });
+      await type("stty size; exit 7\n");
+      const end = await terminal.wait().catch((err) => err.result ?? err);
+      expect(end.exitCode).toBe(7);
+      expect(text).toMatch(/30 100\r?\n/);
+    } finally {
+      await sandbox.kill();
+    }
+  });
+
   it("pauses and resumes: frozen keeps processes, a filesystem-only pause keeps files", async () => {
     const sandbox = await Sandbox.create({ timeoutMs: 120_000 });
     const advanced = (from: number) => counterPassed(sandbox, from);
