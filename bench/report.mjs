@@ -446,6 +446,14 @@ export function markdown(meta) {
       ...ms(s.runTrue),
       `${ratio(s.runTrue?.p50, f.spawnTrue?.p50)} spawn(true); ${ratio(s.runTrue?.p50, f.spawnBashTrue?.p50)} local bash -l; ${ratio(s.runTrue?.p50, f.fetchRoundTrip?.p50)} fetch RTT`,
     ]);
+    row([
+      "a terminal (`bash -i -l` in a PTY): opened → first output",
+      rt,
+      "–",
+      ...ms(s.ptyFirstOutput),
+      `${ratio(s.ptyFirstOutput?.p50, s.runTrue?.p50)} run("true") round trip`,
+    ]);
+    row(["↳ then `exit` typed → end event", rt, "–", ...ms(s.ptyWhole), "whole: opened → ended"]);
     for (const [name, what] of [
       ["spinner", "a neighbour spinning every core"],
       ["forkBomb", "a neighbour's fork bomb"],

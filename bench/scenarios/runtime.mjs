@@ -37,6 +37,19 @@ export async function runtimeScenarios(ctx, rt) {
   });
   if (!sb) return;
 
+  await scenario(`${rt}: a terminal opened, its shell exited`, async () => {
+    const first = [];
+    const whole = [];
+    for (let i = 0; i < opts.runs * 2; i++) {
+      const t = now();
+      const r = await openTerminalAndExit(sb);
+      first.push(r.firstOutputMs);
+      whole.push(now() - t);
+    }
+    R.ptyFirstOutput = stats(first);
+    R.ptyWhole = stats(whole);
+  });
+
   // Neighbours: the same round trip, and the API's, while another sandbox misbehaves (issue 18:
   // p95 within 2x of idle). Each misbehaviour runs in a sandbox of its own, started in the
   // background, and the sandbox is killed after.
@@ -273,4 +286,30 @@ export async function runtimeScenarios(ctx, rt) {
 
   log(`  ${rt}: done with the single-sandbox scenarios`);
   await killSandbox(ctx, sb.id);
+}
+
+/**
+ * A terminal as the e2b client opens one (`bash -i -l` in an 80x24 PTY): until the shell's
+ * first output (its prompt), then `exit` typed, until the end event.
+ */
+async function openTerminalAndExit(sb) {
+  const t = now();
+  let firstOutputMs;
+  let pid;
+  for await (const r of sb.envd.process.start({
+    process: { cmd: "/bin/bash", args: ["-i", "-l"], envs: { TERM: "xterm-256color" } },
+    pty: { size: { cols: 80, rows: 24 } },
+  })) {
+    const ev = r.event?.event;
+    if (ev?.case === "start") pid = ev.value.pid;
+    if (ev?.case === "data" && firstOutputMs === undefined) {
+      firstOutputMs = now() - t;
+      await sb.envd.process.sendInput({
+        process: { selector: { case: "pid", value: pid } },
+        input: { input: { case: "pty", value: new TextEncoder().encode("exit\n") } },
+      });
+    }
+    if (ev?.case === "end") return { firstOutputMs };
+  }
+  throw new Error("the terminal's stream ended without an end event");
 }
