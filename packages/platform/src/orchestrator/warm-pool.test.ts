@@ -89,10 +89,10 @@ describe("WarmPool", () => {
     expect(pool.stats()[0]).toMatchObject({ misses: 2, target: 2 });
     await pool.whenFull(5_000);
     expect(pool.stats()[0]).toMatchObject({ ready: 2, target: 2 });
-    // stock boots yield the CPU to sandboxes in use until they are handed out
-    expect([...host.sandboxes.values()].filter((s) => s.cpuShares === STOCK_SHARES).length).toBeGreaterThan(
-      0,
-    );
+    // stock boots yield the CPU to sandboxes in use until they are handed out, and may take their time
+    const stock = [...host.sandboxes.values()].filter((s) => s.cpuShares === STOCK_SHARES);
+    expect(stock.length).toBeGreaterThan(0);
+    expect(stock.every((s) => s.patience)).toBe(true);
     const hit = await pool.take(KEY);
     expect(hit.fromStock).toBe(true);
     expect(sharesOf(host, hit.id)).toBe(NORMAL_SHARES);
@@ -100,12 +100,29 @@ describe("WarmPool", () => {
     // four more at once: one ready, three booted for their creates, target capped at 3
     await Promise.all(Array.from({ length: 4 }, () => pool.take(KEY)));
     expect(pool.stats()[0]!.target).toBe(3);
+    // a boot someone waits for is never made to wait
+    const forCreates = [...host.sandboxes.values()].filter((s) => s.cpuShares === undefined);
+    expect(forCreates.length).toBeGreaterThan(0);
+    expect(forCreates.some((s) => s.patience)).toBe(false);
     await pool.whenFull(5_000);
     const stats = pool.stats()[0]!;
     expect(stats).toMatchObject({ ready: 3, booting: 0, waiting: 0, hits: 2, misses: 5 });
     // every boot went to a create or is in stock: none was wasted
     expect(host.script.idsOf("boot")).toHaveLength(stats.hits + stats.misses + stats.ready);
     expect(host.script.idsOf("destroy")).toEqual([]);
+  });
+
+  it("hurries the stock boots under way when a create has to wait", async () => {
+    const { pool, host } = makePool({ min: 1, max: 2, bootMs: 300 });
+    pool.want(KEY);
+    await new Promise((r) => setTimeout(r, 50));
+    // the stock boot is under way, nothing is ready: this create waits, and gets it
+    const member = await pool.take(KEY);
+    expect(host.sandboxes.get(member.id)?.patience?.aborted).toBe(true);
+    // boots started after it are patient again
+    await pool.whenFull(5_000);
+    const stock = [...host.sandboxes.values()].filter((s) => s.cpuShares === STOCK_SHARES);
+    expect(stock.some((s) => s.patience && !s.patience.aborted)).toBe(true);
   });
 
   it("gives back members above its minimum when nobody takes any", async () => {
@@ -124,6 +141,10 @@ describe("WarmPool", () => {
     await pool.whenFull(5_000);
     await Promise.all([pool.take(KEY), pool.take(KEY), pool.take(KEY)]);
     expect(pool.stats()[0]!.target).toBe(3);
+    // a boot someone waits for is never made to wait
+    const forCreates = [...host.sandboxes.values()].filter((s) => s.cpuShares === undefined);
+    expect(forCreates.length).toBeGreaterThan(0);
+    expect(forCreates.some((s) => s.patience)).toBe(false);
     await pool.whenFull(5_000);
     await new Promise((r) => setTimeout(r, 1500));
     expect(pool.stats()[0]).toMatchObject({ target: 1, ready: 1 });

@@ -82,6 +82,8 @@ interface Pool extends PoolKey {
   misses: number;
   /** After a failed boot, no refill for stock before this time. */
   retryAtMs: number;
+  /** Given to stock boots, which may take their time; aborted when a create comes to wait. */
+  patience: AbortController;
 }
 
 /** A failed boot waits this long before the pool refills again (no hot loop on a broken build). */
@@ -159,8 +161,10 @@ export class WarmPool {
       return { ...member, fromStock: true };
     }
     pool.misses++;
-    // demand outpaced what was kept: keep one more from now on
+    // demand outpaced what was kept: keep one more from now on, and the boots under way hurry
     pool.target = Math.min(pool.max, pool.target + 1);
+    pool.patience.abort();
+    pool.patience = new AbortController();
     await this.o.budget.checkMemory();
     const next = new Promise<PoolMember>((resolve, reject) => pool.waiters.push({ resolve, reject }));
     this.refill(pool);
@@ -243,6 +247,7 @@ export class WarmPool {
         hits: 0,
         misses: 0,
         retryAtMs: 0,
+        patience: new AbortController(),
       };
       this.pools.set(k, pool);
       void this.evictBeyondLimit();
@@ -322,7 +327,9 @@ export class WarmPool {
       await this.remember(member);
       const spec = pool.specFor(member.id, member.accessToken);
       if (!forCreate) this.yielding.add(member.id);
-      member.address = await this.o.host.boot(forCreate ? spec : { ...spec, cpuShares: STOCK_SHARES });
+      member.address = await this.o.host.boot(
+        forCreate ? spec : { ...spec, cpuShares: STOCK_SHARES, patience: pool.patience.signal },
+      );
       await pool.prepare?.(member);
       if (!forCreate) await this.o.warmUp?.(member, spec);
     } catch (err) {

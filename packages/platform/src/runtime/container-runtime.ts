@@ -26,6 +26,12 @@ export interface RunOptions {
   bundleDir: string;
   /** The container's stdout and stderr are appended here. */
   consoleLog: string;
+  /**
+   * Set when nobody waits for this start (a warm pool member booted for stock): the runtime
+   * may take longer over it where that costs less CPU, until the signal aborts (someone came
+   * to wait for it).
+   */
+  patience?: AbortSignal;
 }
 
 export interface RestoreOptions extends RunOptions {

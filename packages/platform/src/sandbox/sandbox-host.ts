@@ -43,6 +43,8 @@ export interface BootSpec {
    * stock yields to sandboxes in use; the default weight when unset.
    */
   cpuShares?: number;
+  /** Nobody waits for this boot until the signal aborts (see RunOptions.patience). */
+  patience?: AbortSignal;
   memoryMB: number;
   /** Caps the writable layer (its own loop-mounted disk); uncapped, on the data dir's disk, when unset. */
   diskSizeMB?: number;
@@ -239,7 +241,11 @@ export class SandboxHost implements SandboxHostPort {
     await this.writeSandboxBundle(spec, p, net.hostIp);
     span.mark("bundle");
     const runtime = this.runtime(spec.runtime);
-    await runtime.run(await this.ref(spec.id), { bundleDir: p.bundle, consoleLog: p.consoleLog });
+    await runtime.run(await this.ref(spec.id), {
+      bundleDir: p.bundle,
+      consoleLog: p.consoleLog,
+      ...(spec.patience ? { patience: spec.patience } : {}),
+    });
     await this.afterStart(spec);
     span.mark("runtime");
     await waitForEnvd(net.sandboxIp, 30_000);

@@ -24,6 +24,8 @@ export interface FakeSandbox {
   envdToken?: string;
   egress?: EgressPolicy;
   cpuShares?: number;
+  /** What it was booted with (see BootSpec.patience). */
+  patience?: AbortSignal;
   /** Its agent exited (see breakAgent): the cgroup holds no process. */
   broken?: { oomKill: boolean };
 }
@@ -209,6 +211,7 @@ export class FakeSandboxHost implements SandboxHostPort {
       ...(envdToken ? { envdToken } : {}),
       egress: spec.egress,
       ...(spec.cpuShares !== undefined ? { cpuShares: spec.cpuShares } : {}),
+      ...(spec.patience ? { patience: spec.patience } : {}),
     });
     return address;
   }
