@@ -2,6 +2,7 @@ import { access, mkdir, readdir, readFile, rm, rmdir } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { CommandError, command, requireBinary } from "../lib/command.js";
+import { spawner } from "../lib/spawner.js";
 import type {
   ContainerRef,
   ContainerRuntime,
@@ -46,6 +47,7 @@ export class RunscRuntime implements ContainerRuntime {
   readonly name = "runsc";
   private readonly root: string;
   private readonly logDir: string;
+  private checkpointFlagsOnce: Promise<string[]> | undefined;
 
   constructor(
     private readonly bin: string,
@@ -90,7 +92,26 @@ export class RunscRuntime implements ContainerRuntime {
     await mkdir(imageDir, { recursive: true });
     // runsc will not overwrite an image, and a failed attempt leaves an empty one behind
     await rm(join(imageDir, CHECKPOINT_IMAGE), { force: true });
-    await this.runsc(c, ["checkpoint", "--image-path", imageDir, c.id]);
+    await this.runsc(c, ["checkpoint", ...(await this.checkpointFlags()), "--image-path", imageDir, c.id]);
+  }
+
+  /**
+   * The image is written uncompressed and without the pages that are only zeros, where this
+   * runsc has the flags (its usage is asked once). Measured on a pooled sandbox:
+   * checkpoint 152-180 → 76-89 ms, restore 248-291 → 194-209 ms, an image of 17 MB. The
+   * default compression spent the difference compressing and expanding envd's heap.
+   */
+  private checkpointFlags(): Promise<string[]> {
+    this.checkpointFlagsOnce ??= spawner
+      .run({ file: this.bin, args: ["checkpoint", "--help"], timeoutMs: 10_000 })
+      .then(({ stdout, stderr }) => {
+        const usage = stdout + stderr;
+        return [
+          ...(usage.includes("-compression") ? ["--compression", "none"] : []),
+          ...(usage.includes("-exclude-committed-zero-pages") ? ["--exclude-committed-zero-pages"] : []),
+        ];
+      });
+    return this.checkpointFlagsOnce;
   }
 
   /** After a checkpoint: what is left of the container goes at once (see `forget`). */
