@@ -31,14 +31,20 @@ export const PROBE = [
  */
 export function hostFlowFloor(runs = 15) {
   const timed = TIMED_FLOW.replaceAll(".tti-marker", ".tti-floor-marker");
-  const r = spawnSync("bash", ["-c", `for i in $(seq 0 ${runs}); do ${timed} || exit $?; done`, "bash", floorProbe()], {
-    encoding: "utf8",
-  });
+  const r = spawnSync(
+    "bash",
+    ["-c", `for i in $(seq 0 ${runs}); do ${timed} || exit $?; done`, "bash", floorProbe()],
+    {
+      encoding: "utf8",
+    },
+  );
   const samples = [...(r.stdout ?? "").matchAll(/^(\d+\.\d+) (\d+\.\d+)$/gm)].map(
     (m) => (Number(m[2]) - Number(m[1])) * 1000,
   );
   if (r.status !== 0 || samples.length !== runs + 1)
-    throw new Error(`the flow's commands failed on the host: exit ${r.status} ${(r.stderr || "").slice(0, 300)}`);
+    throw new Error(
+      `the flow's commands failed on the host: exit ${r.status} ${(r.stderr || "").slice(0, 300)}`,
+    );
   return stats(samples.slice(1)); // the first warms the caches
 }
 
