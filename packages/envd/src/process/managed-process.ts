@@ -158,6 +158,8 @@ export class ManagedProcess {
   private drainTimer: NodeJS.Timeout | undefined;
   private drainBytes = 0;
   private readonly killTimer: NodeJS.Timeout | undefined;
+  /** What the process's output is read from, by stream name. */
+  private readonly outputs: ReadonlyArray<[Readable, ProcessOutput["stream"]]>;
 
   constructor(
     private readonly io: ProcessIo,
@@ -170,6 +172,7 @@ export class ManagedProcess {
     private readonly explain: (end: ProcessEnd) => Promise<ProcessEnd> = async (end) => end,
   ) {
     this.pid = io.child.pid;
+    this.outputs = ManagedProcess.outputsOf(io);
     this.stdinOpen = io.kind === "pipes" && io.stdin;
     this.attach(io.child);
     if (timeoutMs !== undefined && timeoutMs > 0) {
@@ -186,17 +189,16 @@ export class ManagedProcess {
     return this.exited;
   }
 
-  /** What the process's output is read from, by stream name. */
-  private outputs(): Array<[Readable, ProcessOutput["stream"]]> {
-    if (this.io.kind === "pty") return [[this.io.child.output, "pty"]];
+  private static outputsOf(io: ProcessIo): ReadonlyArray<[Readable, ProcessOutput["stream"]]> {
+    if (io.kind === "pty") return [[io.child.output, "pty"]];
     return [
-      [this.io.child.stdout, "stdout"],
-      [this.io.child.stderr, "stderr"],
+      [io.child.stdout, "stdout"],
+      [io.child.stderr, "stderr"],
     ];
   }
 
   private attach(child: PipedChild | TerminalChild): void {
-    for (const [stream, name] of this.outputs()) {
+    for (const [stream, name] of this.outputs) {
       this.openPipes++;
       stream.on("data", (chunk: Buffer) => this.output(name, chunk));
       // A failed read ends the stream like EOF; there is nobody to report it to.
@@ -246,14 +248,14 @@ export class ManagedProcess {
 
   private pause(): void {
     if (this.paused) return;
-    for (const [stream] of this.outputs()) stream.pause();
+    for (const [stream] of this.outputs) stream.pause();
     this.paused = true;
     clearTimeout(this.drainTimer);
   }
 
   private resume(): void {
     this.paused = false;
-    for (const [stream] of this.outputs()) stream.resume();
+    for (const [stream] of this.outputs) stream.resume();
     if (this.end && !this.finished) this.armDrain();
   }
 
@@ -270,7 +272,7 @@ export class ManagedProcess {
     clearTimeout(this.drainTimer);
     clearTimeout(this.killTimer);
     // Background children may still hold the pipes or the terminal; envd lets go of its ends.
-    for (const [stream] of this.outputs()) stream.destroy();
+    for (const [stream] of this.outputs) stream.destroy();
     if (this.io.kind === "pipes") this.io.child.stdin?.destroy();
     else this.io.child.input.destroy();
     for (const sub of this.subscribers) sub.push(this.end);
