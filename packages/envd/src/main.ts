@@ -1,3 +1,4 @@
+import { access } from "node:fs/promises";
 import type { ContainmentSettings } from "./containment/containment.js";
 import { dropSupplementaryGroups } from "./process/launch.js";
 import { EnvdServer } from "./server.js";
@@ -26,6 +27,11 @@ function containmentSettings(env: NodeJS.ProcessEnv): ContainmentSettings | unde
 }
 
 async function main(): Promise<void> {
+  // libuv creates its thread pool at the first call that uses it, and aborts the process when
+  // a thread cannot be created: under a fork bomb or with the sandbox's memory used up, envd's
+  // first file upload would end envd. Most of envd's file calls are synchronous (sync-fs.ts),
+  // so that first use could come at any time: start the pool now, while the sandbox is fresh.
+  await access("/");
   dropSupplementaryGroups();
   const env = process.env;
   const accessToken = env.ENVD_ACCESS_TOKEN;

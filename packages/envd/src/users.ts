@@ -92,6 +92,14 @@ export async function groupNamesOf(user: User): Promise<string[]> {
     .map((f) => f[0]!);
 }
 
+/** The ids of the groups whose member lists in /etc/group name the account. */
+export function listedGroupIds(user: User): number[] {
+  return groupFile
+    .read()
+    .filter((f) => f[2] && (f[3] ?? "").split(",").includes(user.name))
+    .map((f) => Number(f[2]));
+}
+
 /** Whether the account belongs to groups besides its primary one (the member lists of /etc/group). */
 export function hasSupplementaryGroups(user: User): boolean {
   return groupFile

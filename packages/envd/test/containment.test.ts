@@ -61,3 +61,59 @@ describe("Containment.explain", () => {
     expect(await containment.explain(4242, normal, {})).toEqual(normal);
   });
 });
+
+describe("the watchdogs", () => {
+  const until = async (what: () => boolean) => {
+    for (let i = 0; i < 100 && !what(); i++) await new Promise((r) => setTimeout(r, 50));
+    return what();
+  };
+
+  it("rest while nothing but envd and the init runs, and watch again from the next start", async () => {
+    // the sandbox's processes as the watchdog lists them (outside a sandbox /proc is the host's)
+    let pids = [1, process.pid];
+    const containment = new Containment(
+      { processLimit: 1000 },
+      () => undefined,
+      async () => pids,
+    );
+    containment.start();
+    try {
+      expect(await until(() => containment.resting)).toBe(true);
+      // a command starts: watching again at once, and as long as it runs
+      await containment.beforeSpawn();
+      pids = [1, process.pid, 4242];
+      expect(containment.resting).toBe(false);
+      await new Promise((r) => setTimeout(r, 1200));
+      expect(containment.resting).toBe(false);
+      // it ended (and left nothing behind): resting again
+      pids = [1, process.pid];
+      expect(await until(() => containment.resting)).toBe(true);
+    } finally {
+      containment.stop();
+    }
+  });
+
+  it("do not rest on a poll that raced a start", async () => {
+    let answer: ((pids: number[]) => void) | undefined;
+    const containment = new Containment(
+      { processLimit: 1000 },
+      () => undefined,
+      () => {
+        return new Promise<number[]>((resolve) => {
+          answer = resolve;
+        });
+      },
+    );
+    containment.start();
+    try {
+      // the first poll is listing the processes; a start comes before its answer
+      expect(await until(() => answer !== undefined)).toBe(true);
+      await containment.beforeSpawn();
+      answer!([1, process.pid]);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(containment.resting).toBe(false);
+    } finally {
+      containment.stop();
+    }
+  });
+});

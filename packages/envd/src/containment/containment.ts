@@ -48,6 +48,8 @@ const PROCESS_POLL_MS = 500;
 /** A sandbox this close to its process limit has its largest session ended. */
 const PROCESS_PRESSURE = 0.9;
 
+type Watchdog = "memory" | "processes";
+
 /** The workload's anonymous memory (read up to 50 times a second by the watchdog, so synchronously). */
 function anonPagesBytes(): number | undefined {
   let meminfo = "";
@@ -74,6 +76,17 @@ export class Containment {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly spared: ReadonlySet<number> = new Set([1, process.pid]);
   private stopped = false;
+  /** The watchdogs whose loop runs now. */
+  private readonly watching = new Set<Watchdog>();
+  /**
+   * Nothing runs but envd and the init, so nothing can use memory or fork: the watchdogs rest
+   * until envd starts a process (every process descends from one it started). A poll wakes
+   * gVisor's kernel and Node's loop, ~0.75 ms of CPU each: an idle sandbox spent ~10 ms of
+   * CPU a second watching, which a pool's members and a host's held sandboxes all pay.
+   */
+  private idle = false;
+  /** Processes started so far: a poll that raced a start does not conclude the sandbox is idle. */
+  private starts = 0;
   /** envd's own oom_score_adj (set by the runtime), kept below what its commands get. */
   private readonly ownOomScoreAdj = ownOomScoreAdj();
 
@@ -84,14 +97,26 @@ export class Containment {
       msg: string,
       fields?: Record<string, unknown>,
     ) => void,
+    /** The sandbox's processes (tests give their own: outside a sandbox /proc is the host's). */
+    private readonly pids: () => Promise<number[]> = listPids,
   ) {}
 
   start(): void {
-    const { processLimit, limitAccounts, memoryLimitBytes, watchMemory } = this.settings;
+    const { processLimit, limitAccounts } = this.settings;
     if (processLimit && limitAccounts) nativeAddon().setProcessLimit(processLimit, processLimit);
+    this.watch();
+  }
+
+  /** Whether the watchdogs rest (nothing but envd and the init runs). */
+  get resting(): boolean {
+    return this.idle;
+  }
+
+  private watch(): void {
+    const { memoryLimitBytes, watchMemory } = this.settings;
     if (memoryLimitBytes && watchMemory)
-      this.schedule(() => this.memoryTick(memoryLimitBytes), MEMORY_POLL_MS.far);
-    this.schedule(() => this.processTick(), PROCESS_POLL_MS);
+      this.loop("memory", () => this.memoryTick(memoryLimitBytes), MEMORY_POLL_MS.far);
+    this.loop("processes", () => this.processTick(), PROCESS_POLL_MS);
   }
 
   stop(): void {
@@ -101,6 +126,11 @@ export class Containment {
 
   /** Read before a process starts: what its end is later compared with. */
   async beforeSpawn(): Promise<SpawnMark> {
+    this.starts++;
+    if (this.idle) {
+      this.idle = false;
+      this.watch();
+    }
     return this.settings.oomScoreAdj === undefined ? {} : { oomKills: oomKills() };
   }
 
@@ -176,20 +206,27 @@ export class Containment {
     return true;
   }
 
-  private schedule(tick: () => Promise<number>, delayMs: number): void {
-    if (this.stopped) return;
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      tick().then(
-        (next) => this.schedule(tick, next),
-        (err: unknown) => {
+  /** Runs `tick` every time it asks for, until the sandbox is idle (see `idle`) or stopped. */
+  private loop(kind: Watchdog, tick: () => Promise<number>, delayMs: number): void {
+    if (this.watching.has(kind)) return;
+    this.watching.add(kind);
+    const after = (ms: number) => {
+      // decided when the next poll would be set, so a start in between is never missed
+      if (this.stopped || this.idle) {
+        this.watching.delete(kind);
+        return;
+      }
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        tick().then(after, (err: unknown) => {
           this.log("error", "containment watchdog failed", { err: String(err) });
-          this.schedule(tick, delayMs);
-        },
-      );
-    }, delayMs);
-    timer.unref();
-    this.timers.add(timer);
+          after(delayMs);
+        });
+      }, ms);
+      timer.unref();
+      this.timers.add(timer);
+    };
+    after(delayMs);
   }
 
   /** Keeps the workload's memory below the limit by ending the largest process, as an OOM killer. */
@@ -235,10 +272,16 @@ export class Containment {
 
   private async processTick(): Promise<number> {
     const { processLimit } = this.settings;
+    const starts = this.starts;
+    const pids = await this.pids();
+    if (starts === this.starts && pids.every((pid) => this.spared.has(pid))) {
+      this.idle = true;
+      return PROCESS_POLL_MS;
+    }
     const cgroup = pidsUsage();
     const atLimit = cgroup
       ? cgroup.current >= cgroup.max * PROCESS_PRESSURE
-      : processLimit !== undefined && (await listPids()).length >= processLimit * PROCESS_PRESSURE;
+      : processLimit !== undefined && pids.length >= processLimit * PROCESS_PRESSURE;
     if (atLimit) await this.relieveProcessPressure();
     return PROCESS_POLL_MS;
   }

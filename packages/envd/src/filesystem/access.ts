@@ -1,8 +1,8 @@
 import type { BigIntStats, Stats } from "node:fs";
-import { readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { User } from "../users.js";
+import { realpath, stat } from "../sync-fs.js";
+import { listedGroupIds, type User } from "../users.js";
 
 /**
  * envd runs as root and acts for the requesting user, so it checks that user's rights itself
@@ -24,13 +24,7 @@ const S_ISVTX = 0o1000;
 
 export async function principalOf(user: User): Promise<Principal> {
   const groups = new Set([user.gid]);
-  if (user.uid !== 0) {
-    const text = await readFile("/etc/group", "utf8").catch(() => "");
-    for (const line of text.split("\n")) {
-      const [, , gid, members] = line.split(":");
-      if (gid && members?.split(",").includes(user.name)) groups.add(Number(gid));
-    }
-  }
+  if (user.uid !== 0) for (const gid of listedGroupIds(user)) groups.add(gid);
   return { name: user.name, uid: user.uid, gid: user.gid, groups };
 }
 

@@ -1,11 +1,11 @@
 import type { BigIntStats } from "node:fs";
-import { lstat, readlink, realpath } from "node:fs/promises";
 import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { type EntryInfo, EntryInfoSchema, FileType } from "@x/envd-client";
 import type { EnvdContext } from "../context.js";
 import { statEntries } from "../native/stat-entries.js";
+import { lstat, readlink, realpath } from "../sync-fs.js";
 import { listedEntryMetadata, readMetadata } from "./metadata.js";
 
 const S_IFMT = 0o170000;

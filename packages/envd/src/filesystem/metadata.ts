@@ -1,8 +1,8 @@
 import { lstatSync } from "node:fs";
-import { lstat } from "node:fs/promises";
 import { errnoOf } from "../errors.js";
 import { XATTRS, type XattrState } from "../native/stat-entries.js";
 import { getXattr, listXattrs, removeXattr, setXattr } from "../native/xattr.js";
+import { lstat } from "../sync-fs.js";
 
 /**
  * User metadata lives in extended attributes `user.e2b.<key>`, the namespace e2b's envd uses:

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { BigIntStats } from "node:fs";
-import { chown, lstat, mkdir, readdir, rename, rm, stat } from "node:fs/promises";
+import { readdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { setImmediate as setImmediatePromise } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
@@ -18,6 +18,7 @@ import { userForRpc } from "../auth.js";
 import { type EnvdContext, keepaliveIntervalMs } from "../context.js";
 import { errnoOf, fsConnectError } from "../errors.js";
 import { resolvePath } from "../paths.js";
+import { chown, lstat, mkdir, rename, stat } from "../sync-fs.js";
 import {
   allowed,
   checkDir,

@@ -1,10 +1,11 @@
 import type { Dirent } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { EventType } from "@x/envd-client";
 import type { EnvdContext } from "../context.js";
 import { errnoOf } from "../errors.js";
 import { IN, Inotify, type InotifyEvent } from "../native/inotify.js";
+import { stat } from "../sync-fs.js";
 import { allowed, type Principal, R, X } from "./access.js";
 
 /**

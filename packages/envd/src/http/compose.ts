@@ -1,9 +1,10 @@
-import { type FileHandle, open, rename, rm, unlink } from "node:fs/promises";
+import { type FileHandle, open, rm } from "node:fs/promises";
 import path from "node:path";
 import type { EnvdComponents } from "@x/envd-client";
 import type { EnvdContext } from "../context.js";
 import { errnoOf } from "../errors.js";
 import { resolvePath } from "../paths.js";
+import { rename, unlink } from "../sync-fs.js";
 import { requestUser, requireToken } from "./access.js";
 import { readJson } from "./body.js";
 import { appendFileRange } from "./copy-range.js";

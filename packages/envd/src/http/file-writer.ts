@@ -11,11 +11,12 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { chown, type FileHandle, mkdir, open, realpath, rename, stat, unlink } from "node:fs/promises";
+import { type FileHandle, open } from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { errnoOf } from "../errors.js";
 import { writeMetadata } from "../filesystem/metadata.js";
+import { chown, mkdir, realpath, rename, stat, unlink } from "../sync-fs.js";
 import type { User } from "../users.js";
 import { isGzipError } from "./body.js";
 import { fsHttpError, HttpError } from "./respond.js";

@@ -1,11 +1,12 @@
 import type { Stats } from "node:fs";
-import { type FileHandle, open, stat } from "node:fs/promises";
+import { type FileHandle, open } from "node:fs/promises";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import { headerValue } from "../auth.js";
 import type { EnvdContext } from "../context.js";
 import { resolvePath } from "../paths.js";
+import { stat } from "../sync-fs.js";
 import { authorizeFileRequest, requestUser } from "./access.js";
 import { fsHttpError, HttpError, type HttpRequest, type HttpResponse } from "./respond.js";
 

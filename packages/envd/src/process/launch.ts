@@ -1,5 +1,5 @@
 import { constants as fsConstants } from "node:fs";
-import { access } from "node:fs/promises";
+import { access } from "../sync-fs.js";
 import { hasSupplementaryGroups, type User } from "../users.js";
 
 const SETPRIV_PATHS = ["/usr/bin/setpriv", "/bin/setpriv"];
