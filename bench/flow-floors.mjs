@@ -5,6 +5,7 @@
 import { spawnSync } from "node:child_process";
 import { closeSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { bareBundle, now, stats } from "./lib.mjs";
 
 /**
@@ -78,16 +79,16 @@ export function baseRootfsOf(dataDir) {
 }
 
 /**
- * Inside one bare container of `rt`, started once and idle (`sleep infinity` as its process):
- * the probe and `node -v` run `runs` times, each by a bash that `exec` starts (one warm-up
- * first). `flow` is the time bash measured inside; `withExec` the same from the host, the
- * runtime's exec included (for reference only). The state root is the one the bench's cleanup
- * sweeps (`state-<rt>` under the scratch directory), so a bench stopped hard leaves nothing.
+ * A bare container of `rt` (the base rootfs, `sleep infinity` as its process, tmpfs /tmp and
+ * /var/tmp where the probe leaves its markers) for `use`, deleted afterwards. `use` gets a
+ * function that runs the flow once by a bash that `exec` starts: `flow` is the time bash
+ * measured inside, `withExec` the same from the host, the runtime's exec included. The state
+ * root is the one the bench's cleanup sweeps (`state-<rt>` under the scratch directory), so a
+ * bench stopped hard leaves nothing.
  */
-export function containerFlowFloor(rt, rootfs, scratch, runs = 15) {
-  const bundle = path.join(scratch, `bundle-flow-${rt}`);
+async function inBareContainer(rt, rootfs, scratch, name, use) {
+  const bundle = path.join(scratch, `bundle-${name}-${rt}`);
   const stateRoot = path.join(scratch, `state-${rt}`);
-  // the probe leaves its markers in /tmp and /var/tmp, as in a sandbox
   const global = bareBundle(rt, {
     bundle,
     stateRoot,
@@ -95,7 +96,7 @@ export function containerFlowFloor(rt, rootfs, scratch, runs = 15) {
     args: ["/bin/sleep", "infinity"],
     tmpfs: ["/tmp", "/var/tmp"],
   });
-  const id = `xbench-${process.pid}-flow-${rt}`;
+  const id = `xbench-${process.pid}-${name}-${rt}`;
   // files as standard streams, never the host's /dev/null (runsc chowns them)
   writeFileSync(path.join(bundle, "stdin"), "");
   const stdin = openSync(path.join(bundle, "stdin"), "r");
@@ -108,9 +109,7 @@ export function containerFlowFloor(rt, rootfs, scratch, runs = 15) {
       throw new Error(
         `${rt} run: exit ${started.status} ${readFileSync(path.join(bundle, "console.log"), "utf8").slice(-300)}`,
       );
-    const flow = [];
-    const withExec = [];
-    for (let i = -1; i < runs; i++) {
+    return await use(() => {
       const t = now();
       const r = spawnSync(rt, [...global, "exec", id, "/bin/bash", "-c", TIMED_FLOW, "bash", PROBE], {
         encoding: "utf8",
@@ -119,15 +118,49 @@ export function containerFlowFloor(rt, rootfs, scratch, runs = 15) {
       const m = /^(\d+\.\d+) (\d+\.\d+)$/m.exec(r.stdout ?? "");
       if (r.status !== 0 || !m)
         throw new Error(`${rt} exec of the flow: exit ${r.status} ${(r.stderr || r.stdout).slice(0, 300)}`);
-      if (i < 0) continue;
-      flow.push((Number(m[2]) - Number(m[1])) * 1000);
-      withExec.push(outer);
-    }
-    return { ...stats(flow), withExec: stats(withExec) };
+      return { flow: (Number(m[2]) - Number(m[1])) * 1000, withExec: outer };
+    });
   } finally {
     closeSync(stdin);
     closeSync(out);
     spawnSync(rt, [...global, "delete", "--force", id]);
     rmSync(bundle, { recursive: true, force: true });
   }
+}
+
+/**
+ * Inside one bare container of `rt`, started once and idle: the probe and `node -v` run `runs`
+ * times (one warm-up first), so its caches are warm as a long-used sandbox's are.
+ */
+export function containerFlowFloor(rt, rootfs, scratch, runs = 15) {
+  return inBareContainer(rt, rootfs, scratch, "flow", (runFlow) => {
+    const flow = [];
+    const withExec = [];
+    for (let i = -1; i < runs; i++) {
+      const r = runFlow();
+      if (i < 0) continue;
+      flow.push(r.flow);
+      withExec.push(r.withExec);
+    }
+    return { ...stats(flow), withExec: stats(withExec) };
+  });
+}
+
+/**
+ * The flow once in each of `runs` new bare containers of `rt`, each left idle first as a pool
+ * member is before its create (1.2 s under gVisor, whose clock calibrates in ~1 s; 0.2 s under
+ * runc): what a TTI's new sandbox pays for caches nothing has filled yet (gVisor keeps a page
+ * cache of its own per sandbox, so every new one reads its binaries afresh).
+ */
+export async function freshContainerFlowFloor(rt, rootfs, scratch, runs = 5) {
+  const idleMs = rt === "runsc" ? 1200 : 200;
+  const flow = [];
+  for (let i = 0; i < runs; i++)
+    flow.push(
+      await inBareContainer(rt, rootfs, scratch, `fresh${i}`, async (runFlow) => {
+        await sleep(idleMs);
+        return runFlow().flow;
+      }),
+    );
+  return stats(flow);
 }

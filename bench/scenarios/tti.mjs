@@ -8,7 +8,13 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { phasesOf, recorder, summarize } from "../breakdown.mjs";
-import { baseRootfsOf, containerFlowFloor, hostFlowFloor, PROBE } from "../flow-floors.mjs";
+import {
+  baseRootfsOf,
+  containerFlowFloor,
+  freshContainerFlowFloor,
+  hostFlowFloor,
+  PROBE,
+} from "../flow-floors.mjs";
 import { bench, log, now, PKG, phaseLeft, scenario, stats } from "../lib.mjs";
 import { lifecycleCpu } from "../lifecycle-cpu.mjs";
 import { closePlatform, openPlatform, SPANS_CHANNEL } from "../platform.mjs";
@@ -99,7 +105,8 @@ export async function ttiScenarios(
       `${rt}: the flow's floor, the probe and node -v in an idle bare ${rt} container`,
       async () => {
         bench.results.ttiHostFloor ??= hostFlowFloor();
-        R.floor = containerFlowFloor(rt, baseRootfsOf(dataDir), path.dirname(dataDir));
+        R.floor = await containerFlowFloor(rt, baseRootfsOf(dataDir), path.dirname(dataDir));
+        R.freshFloor = await freshContainerFlowFloor(rt, baseRootfsOf(dataDir), path.dirname(dataDir));
         log(
           `${rt}: flow floor p50 ${R.floor.p50.toFixed(0)} ms in a bare container, host ${bench.results.ttiHostFloor.p50.toFixed(0)} ms`,
         );
