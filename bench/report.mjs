@@ -334,45 +334,36 @@ export function markdown(meta) {
       "|---|---|---|---|---|---|---|---|---|",
     );
     const H = results.ttiHostFloor;
-    if (H)
+    const floorRow = (name, rt, F) =>
+      F &&
       row([
-        "floor: the probe and `node -v` on the host itself (no sandbox, platform or network)",
-        "host",
-        `${H.n} / 0`,
-        `${fmt(H.p50, 0)} ms`,
-        `${fmt(H.p95, 0)} ms`,
-        `${fmt(H.p99, 0)} ms`,
-        `${fmt(H.max, 0)} ms`,
+        name,
+        rt,
+        `${F.n} / 0`,
+        `${fmt(F.p50, 0)} ms`,
+        `${fmt(F.p95, 0)} ms`,
+        `${fmt(F.p99, 0)} ms`,
+        `${fmt(F.max, 0)} ms`,
         "–",
         "–",
       ]);
+    floorRow(
+      "floor: the probe and `node -v` on the host itself (no sandbox, platform or network)",
+      "host",
+      H,
+    );
     for (const rt of opts.runtimes) {
       const F = results.tti[rt]?.floor;
-      if (F)
-        row([
-          `floor: the probe and \`node -v\` by bash in an idle bare ${rt} container (timed inside; with \`${rt} exec\` p50 ${fmt(F.withExec?.p50, 0)} ms)`,
-          rt,
-          `${F.n} / 0`,
-          `${fmt(F.p50, 0)} ms`,
-          `${fmt(F.p95, 0)} ms`,
-          `${fmt(F.p99, 0)} ms`,
-          `${fmt(F.max, 0)} ms`,
-          "–",
-          "–",
-        ]);
-      const N = results.tti[rt]?.freshFloor;
-      if (N)
-        row([
-          `floor: the same, once in each of ${N.n} fresh bare ${rt} containers left idle ${rt === "runsc" ? "1.2" : "0.2"} s first, as a pool member is (no cache filled yet)`,
-          rt,
-          `${N.n} / 0`,
-          `${fmt(N.p50, 0)} ms`,
-          `${fmt(N.p95, 0)} ms`,
-          `${fmt(N.p99, 0)} ms`,
-          `${fmt(N.max, 0)} ms`,
-          "–",
-          "–",
-        ]);
+      floorRow(
+        `floor: the probe and \`node -v\` by bash in an idle bare ${rt} container (timed inside; with \`${rt} exec\` p50 ${fmt(F?.withExec?.p50, 0)} ms)`,
+        rt,
+        F,
+      );
+      floorRow(
+        `floor: the same, once in each of ${results.tti[rt]?.freshFloor?.n} fresh bare ${rt} containers left idle ${rt === "runsc" ? "1.2" : "0.2"} s first, as a pool member is (no cache filled yet)`,
+        rt,
+        results.tti[rt]?.freshFloor,
+      );
     }
     for (const rt of opts.runtimes) {
       const T = results.tti[rt];
