@@ -23,15 +23,6 @@ interface Queued {
   start(): void;
 }
 
-/** A boot's turn, as the budget hands it to the boot. */
-export interface BootTurn {
-  /**
-   * Lends the turn to the next boot while `wait` runs (a wait that uses no CPU), then waits
-   * for a turn again, ahead of every boot not yet started.
-   */
-  aside<T>(wait: Promise<T>): Promise<T>;
-}
-
 /**
  * How many sandboxes boot at once, over every pool and create: a boot is mostly CPU (the
  * runtime, envd's start), so beyond about one per core they only slow each other down.
@@ -73,15 +64,14 @@ export class BootBudget {
   }
 
   /** Runs `boot` in its turn; `urgent` (a create waits for it) goes before pool refills. */
-  run<T>(boot: (turn: BootTurn) => Promise<T>, opts: { urgent: boolean }): Promise<T> {
-    const turn: BootTurn = { aside: (wait) => this.aside(wait) };
+  run<T>(boot: () => Promise<T>, opts: { urgent: boolean }): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const entry: Queued = {
         urgent: opts.urgent,
         start: () => {
           this.running++;
           this.checkMemory()
-            .then(() => boot(turn))
+            .then(boot)
             .then(resolve, reject)
             .finally(() => {
               this.running--;
@@ -94,25 +84,6 @@ export class BootBudget {
       else this.queue.push(entry);
       this.next();
     });
-  }
-
-  private async aside<T>(wait: Promise<T>): Promise<T> {
-    this.running--;
-    this.next();
-    try {
-      return await wait;
-    } finally {
-      await new Promise<void>((back) => {
-        this.queue.unshift({
-          urgent: true,
-          start: () => {
-            this.running++;
-            back();
-          },
-        });
-        this.next();
-      });
-    }
   }
 
   private next(): void {

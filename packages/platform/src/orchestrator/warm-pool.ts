@@ -6,7 +6,7 @@ import type { RuntimeName } from "../model/sandbox.js";
 import { NORMAL_SHARES, STOCK_SHARES } from "../sandbox/cpu-fairness.js";
 import type { SandboxHostPort } from "../sandbox/host-port.js";
 import type { BootSpec } from "../sandbox/sandbox-host.js";
-import type { BootBudget, BootTurn } from "./boot-budget.js";
+import type { BootBudget } from "./boot-budget.js";
 
 /** A booted sandbox nobody owns yet: envd answers with the pool's own token. */
 export interface PoolMember {
@@ -281,7 +281,7 @@ export class WarmPool {
     };
     const t0 = performance.now();
     const done = this.o.budget
-      .run((turn) => this.start(pool, member, forCreate, turn), { urgent: forCreate })
+      .run(() => this.start(pool, member, forCreate), { urgent: forCreate })
       .then(
         () => {
           this.o.onBoot?.(pool.runtime, (performance.now() - t0) / 1000, true);
@@ -322,20 +322,13 @@ export class WarmPool {
   }
 
   /** Boots a member; one for stock is warmed up too (nobody waits for it). */
-  private async start(pool: Pool, member: PoolMember, forCreate: boolean, turn: BootTurn): Promise<void> {
+  private async start(pool: Pool, member: PoolMember, forCreate: boolean): Promise<void> {
     try {
       await this.remember(member);
       const spec = pool.specFor(member.id, member.accessToken);
       if (!forCreate) this.yielding.add(member.id);
       member.address = await this.o.host.boot(
-        forCreate
-          ? spec
-          : {
-              ...spec,
-              cpuShares: STOCK_SHARES,
-              patience: pool.patience.signal,
-              idle: (wait) => turn.aside(wait),
-            },
+        forCreate ? spec : { ...spec, cpuShares: STOCK_SHARES, patience: pool.patience.signal },
       );
       await pool.prepare?.(member);
       if (!forCreate) await this.o.warmUp?.(member, spec);

@@ -32,11 +32,6 @@ export interface RunOptions {
    * to wait for it).
    */
   patience?: AbortSignal;
-  /**
-   * Given a wait of the start that uses no CPU (the boot budget lets another boot run
-   * meanwhile); the wait is simply awaited when unset.
-   */
-  idle?: <T>(wait: Promise<T>) => Promise<T>;
 }
 
 export interface RestoreOptions extends RunOptions {

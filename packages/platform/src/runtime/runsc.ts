@@ -66,8 +66,7 @@ export class RunscRuntime implements ContainerRuntime {
     // the sandbox's kernel first, its init once that kernel's clock is calibrated (or at once,
     // when someone comes to wait for it)
     await this.start(c, ["create", "--bundle", opts.bundleDir, c.id], opts.consoleLog);
-    const calibrated = sleep(CLOCK_CALIBRATION_MS, undefined, { signal: patience }).catch(() => undefined);
-    await (opts.idle ? opts.idle(calibrated) : calibrated);
+    await sleep(CLOCK_CALIBRATION_MS, undefined, { signal: patience }).catch(() => undefined);
     await this.runsc(c, ["start", c.id]);
   }
 

@@ -45,8 +45,6 @@ export interface BootSpec {
   cpuShares?: number;
   /** Nobody waits for this boot until the signal aborts (see RunOptions.patience). */
   patience?: AbortSignal;
-  /** See RunOptions.idle. */
-  idle?: <T>(wait: Promise<T>) => Promise<T>;
   memoryMB: number;
   /** Caps the writable layer (its own loop-mounted disk); uncapped, on the data dir's disk, when unset. */
   diskSizeMB?: number;
@@ -247,7 +245,6 @@ export class SandboxHost implements SandboxHostPort {
       bundleDir: p.bundle,
       consoleLog: p.consoleLog,
       ...(spec.patience ? { patience: spec.patience } : {}),
-      ...(spec.idle ? { idle: spec.idle } : {}),
     });
     await this.afterStart(spec);
     span.mark("runtime");
