@@ -109,6 +109,43 @@ await step("small files", async () => {
   emit({ figure: "loopbackWrite10kFiles", samples: lwrite });
 });
 
+await step("single calls", async () => {
+  // what an agent pays per call on one path, as the sandbox's default user (envd checks the
+  // user's rights on every ancestor of the path)
+  const calls = { exists1: [], getInfo1: [], makeDir1: [], write1: [], read1: [] };
+  const timed = async (key, fn) => {
+    const t = now();
+    await fn();
+    calls[key].push(now() - t);
+  };
+  for (let i = 0; i < 30; i++) {
+    const file = `/home/user/calls/f${i}.txt`;
+    await timed("makeDir1", () => sandbox.files.makeDir(`/home/user/calls/d${i}/a`));
+    await timed("write1", () => sandbox.files.write(file, `call ${i}\n`));
+    await timed("exists1", () => sandbox.files.exists(file));
+    await timed("getInfo1", () => sandbox.files.getInfo(file));
+    await timed("read1", () => sandbox.files.read(file));
+  }
+  await sandbox.files.remove("/home/user/calls");
+  for (const [figure, samples] of Object.entries(calls)) emit({ figure, samples });
+  // the floor: the same client's fetch to a plain Node server on loopback writing (POST) or
+  // reading (GET) a small file, no proxy, envd or sandbox (argv[3], files.mjs's loopback server)
+  const loopback = process.argv[3];
+  if (!loopback) return;
+  const post = [];
+  const get = [];
+  for (let i = 0; i < 30; i++) {
+    let t = now();
+    await (await fetch(`${loopback}/call${i}.txt`, { method: "POST", body: `call ${i}\n` })).arrayBuffer();
+    post.push(now() - t);
+    t = now();
+    await (await fetch(`${loopback}/call${i}.txt`)).arrayBuffer();
+    get.push(now() - t);
+  }
+  emit({ figure: "loopbackPost1", samples: post });
+  emit({ figure: "loopbackGet1", samples: get });
+});
+
 await step("stdout", async () => {
   const samples = [];
   await repeat(2, 3, 60_000, async () => {

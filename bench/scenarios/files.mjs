@@ -209,6 +209,15 @@ const THROUGHPUTS = [
   ],
 ];
 
+/** One call on one path, as the default user: [figure, its key, its floor's key]. */
+const SINGLE_CALLS = [
+  ["one call: `files.makeDir` (two new levels)", "makeDir1", "loopbackPost1"],
+  ["one call: `files.write` of a 10-byte file", "write1", "loopbackPost1"],
+  ["one call: `files.exists`", "exists1", "loopbackGet1"],
+  ["one call: `files.getInfo`", "getInfo1", "loopbackGet1"],
+  ["one call: `files.read` of a 10-byte file", "read1", "loopbackGet1"],
+];
+
 /** Each throughput's floor inside the sandbox: [its figure, what it is]. */
 const INSIDE_RATES = {
   stream100MB: ["sandboxPipe100MB", "head piped to cat"],
@@ -251,7 +260,7 @@ function rateRows(rt, R, F, [figure, key, [floorKey, floorName, target], [client
 export function filesRows(files) {
   const F = files?.floors ?? {};
   const rows = [];
-  const ms = (s) => (s?.p50 === undefined ? "–" : `${s.p50.toFixed(0)} ms`);
+  const ms = (s, digits = 0) => (s?.p50 === undefined ? "–" : `${s.p50.toFixed(digits)} ms`);
   const times = (a, b) => (a && b ? `${(a / b).toFixed(1)}×` : "–");
   for (const [rt, R] of Object.entries(files ?? {})) {
     if (rt === "floors") continue;
@@ -305,6 +314,14 @@ export function filesRows(files) {
         "",
       ],
       ...THROUGHPUTS.flatMap((t) => rateRows(rt, R, F, t)),
+      ...SINGLE_CALLS.map(([figure, key, floorKey]) => [
+        figure,
+        rt,
+        ms(R[key], 1),
+        `the client's fetch to a Node server on loopback, ${floorKey === "loopbackPost1" ? "POST writing" : "GET reading"} a small file: ${ms(R[floorKey], 1)}`,
+        times(R[key]?.p50, R[floorKey]?.p50),
+        "",
+      ]),
     );
   }
   return rows;
