@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { EnvdComponents } from "@x/envd-client";
@@ -63,19 +63,18 @@ const IDENTITY_VARS = ["E2B_SANDBOX", "E2B_SANDBOX_ID", "E2B_TEMPLATE_ID", "E2B_
  * `<runDir>/.<NAME>` for programs that read files rather than the environment. Only inside a
  * sandbox (`runDir` set); a file that cannot be written is logged, never a failed init.
  */
-function applyIdentity(ctx: EnvdContext): void {
+async function applyIdentity(ctx: EnvdContext): Promise<void> {
   const { state } = ctx;
   if (!state.runDir) return;
   state.envVars.E2B_SANDBOX = "true";
   if (!state.envVars.E2B_SANDBOX_ID) state.envVars.E2B_SANDBOX_ID = os.hostname();
-  // Synchronous: four small files on the sandbox's own disk are a dozen system calls, where
-  // the thread pool's round trips made /init take ~10 ms under gVisor (a create waits for it).
   try {
-    mkdirSync(state.runDir, { recursive: true, mode: 0o755 });
-    for (const name of IDENTITY_VARS) {
-      const value = state.envVars[name];
-      if (value !== undefined) writeFileSync(path.join(state.runDir, `.${name}`), value, { mode: 0o644 });
-    }
+    await mkdir(state.runDir, { recursive: true, mode: 0o755 });
+    await Promise.all(
+      IDENTITY_VARS.filter((name) => state.envVars[name] !== undefined).map((name) =>
+        writeFile(path.join(state.runDir!, `.${name}`), state.envVars[name]!, { mode: 0o644 }),
+      ),
+    );
   } catch (err) {
     ctx.log("warn", "init: cannot write the sandbox identity files", {
       runDir: state.runDir,
@@ -114,7 +113,7 @@ export function createInitHandler(ctx: EnvdContext): (req: HttpRequest, res: Htt
     if (request.accessToken) state.accessToken = request.accessToken;
     if (request.defaultUser) state.defaultUser = request.defaultUser;
     if (request.defaultWorkdir) state.defaultWorkdir = request.defaultWorkdir;
-    applyIdentity(ctx);
+    await applyIdentity(ctx);
     ctx.log("info", "init applied", {
       envVars: Object.keys(request.envVars ?? {}).length,
       tokenChanged: Boolean(request.accessToken),
