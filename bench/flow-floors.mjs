@@ -162,5 +162,5 @@ export async function freshContainerFlowFloor(rt, rootfs, scratch, runs = 5) {
         return runFlow().flow;
       }),
     );
-  return stats(flow);
+  return { ...stats(flow), idleMs };
 }

@@ -360,7 +360,7 @@ export function markdown(meta) {
         F,
       );
       floorRow(
-        `floor: the same, once in each of ${results.tti[rt]?.freshFloor?.n} fresh bare ${rt} containers left idle ${rt === "runsc" ? "1.2" : "0.2"} s first, as a pool member is (no cache filled yet)`,
+        `floor: the same, once in each of ${results.tti[rt]?.freshFloor?.n} fresh bare ${rt} containers left idle ${(results.tti[rt]?.freshFloor?.idleMs ?? 0) / 1000} s first, as a pool member is (no cache filled yet)`,
         rt,
         results.tti[rt]?.freshFloor,
       );

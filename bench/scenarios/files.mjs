@@ -217,6 +217,8 @@ const SINGLE_CALLS = [
   ["one call: `files.getInfo`", "getInfo1", "loopbackGet1"],
   ["one call: `files.read` of a 10-byte file", "read1", "loopbackGet1"],
 ];
+/** What each single call's floor does. */
+const LOOPBACK_CALLS = { loopbackPost1: "POST writing", loopbackGet1: "GET reading" };
 
 /** Each throughput's floor inside the sandbox: [its figure, what it is]. */
 const INSIDE_RATES = {
@@ -318,7 +320,7 @@ export function filesRows(files) {
         figure,
         rt,
         ms(R[key], 1),
-        `the client's fetch to a Node server on loopback, ${floorKey === "loopbackPost1" ? "POST writing" : "GET reading"} a small file: ${ms(R[floorKey], 1)}`,
+        `the client's fetch to a Node server on loopback, ${LOOPBACK_CALLS[floorKey]} a small file: ${ms(R[floorKey], 1)}`,
         times(R[key]?.p50, R[floorKey]?.p50),
         "",
       ]),

@@ -105,8 +105,9 @@ export async function ttiScenarios(
       `${rt}: the flow's floor, the probe and node -v in an idle bare ${rt} container`,
       async () => {
         bench.results.ttiHostFloor ??= hostFlowFloor();
-        R.floor = await containerFlowFloor(rt, baseRootfsOf(dataDir), path.dirname(dataDir));
-        R.freshFloor = await freshContainerFlowFloor(rt, baseRootfsOf(dataDir), path.dirname(dataDir));
+        const rootfs = baseRootfsOf(dataDir);
+        R.floor = await containerFlowFloor(rt, rootfs, path.dirname(dataDir));
+        R.freshFloor = await freshContainerFlowFloor(rt, rootfs, path.dirname(dataDir));
         log(
           `${rt}: flow floor p50 ${R.floor.p50.toFixed(0)} ms in a bare container, host ${bench.results.ttiHostFloor.p50.toFixed(0)} ms`,
         );

@@ -102,9 +102,7 @@ export function listedGroupIds(user: User): number[] {
 
 /** Whether the account belongs to groups besides its primary one (the member lists of /etc/group). */
 export function hasSupplementaryGroups(user: User): boolean {
-  return groupFile
-    .read()
-    .some((f) => Number(f[2]) !== user.gid && (f[3] ?? "").split(",").includes(user.name));
+  return listedGroupIds(user).some((gid) => gid !== user.gid);
 }
 
 /** id → name over an account file's rows (a later row of the same id wins). */

@@ -72,7 +72,7 @@ export async function composeFiles(ctx: EnvdContext, req: HttpRequest, res: Http
     await checkSource(source);
   }
   await existingFile(destination);
-  await ensureDir(path.dirname(destination), user);
+  ensureDir(path.dirname(destination), user);
 
   const staging = tempSibling(destination, "compose");
   let out: FileHandle;

@@ -16,20 +16,20 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { errnoOf } from "../errors.js";
 import { writeMetadata } from "../filesystem/metadata.js";
-import { chown, mkdir, realpath, rename, stat, unlink } from "../sync-fs.js";
+import { realpath, rename, stat, unlink } from "../sync-fs.js";
 import type { User } from "../users.js";
 import { isGzipError } from "./body.js";
 import { fsHttpError, HttpError } from "./respond.js";
 
 /** Creates `dir` and missing parents; the ones created here are given to `user`. */
-export async function ensureDir(dir: string, user: User): Promise<void> {
+export function ensureDir(dir: string, user: User): void {
   let first: string | undefined;
   try {
-    first = await mkdir(dir, { recursive: true });
+    first = mkdirSync(dir, { recursive: true });
   } catch (err) {
     throw mkdirFailure(err, dir);
   }
-  for (const d of madeDirs(dir, first)) await chown(d, user.uid, user.gid);
+  for (const d of madeDirs(dir, first)) chownSync(d, user.uid, user.gid);
 }
 
 /** The answer to a failed `mkdir -p dir`. */
@@ -125,7 +125,7 @@ export async function writeFileFromStream(
   user: User,
   metadata: Record<string, string>,
 ): Promise<void> {
-  await ensureDir(path.dirname(file), user);
+  ensureDir(path.dirname(file), user);
   const existing = await existingFile(file);
   if (existing?.isFile()) {
     await replaceFile(await realpath(file), existing, source, user, metadata);
@@ -204,7 +204,7 @@ export async function writeSmallFile(
 ): Promise<void> {
   const dir = path.dirname(file);
   if (!knownDirs.has(dir)) {
-    ensureDirSync(dir, user);
+    ensureDir(dir, user);
     knownDirs.add(dir);
   }
   // A new file, the common case, is created exclusively: no stat before it (under gVisor each
@@ -252,15 +252,4 @@ export async function writeSmallFile(
   } finally {
     closeSync(fd);
   }
-}
-
-/** ensureDir with synchronous calls. */
-function ensureDirSync(dir: string, user: User): void {
-  let first: string | undefined;
-  try {
-    first = mkdirSync(dir, { recursive: true });
-  } catch (err) {
-    throw mkdirFailure(err, dir);
-  }
-  for (const d of madeDirs(dir, first)) chownSync(d, user.uid, user.gid);
 }
