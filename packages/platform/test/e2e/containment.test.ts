@@ -46,11 +46,11 @@ describe.each(["runc", "runsc"] as const)("containment on %s", (runtime) => {
   });
 
   it("ends a bomb that outlived its command, and later commands run", async () => {
-    // the command returns at once; the bomb goes on without it in the command's session
-    expect(await run(`timeout 30 bash -c ':(){ :|:& };:' >/dev/null 2>&1; echo started`)).toMatchObject({
-      exitCode: 0,
-      stdout: "started\n",
-    });
+    // the command returns at once; the bomb starts after it, in the command's session (started
+    // within the command, a loaded host could see the bomb fill the sandbox before it returned)
+    const bomb = "(sleep 0.5; exec timeout 30 bash -c ':(){ :|:& };:') >/dev/null 2>&1 &";
+    expect(await run(`${bomb} echo started`)).toMatchObject({ exitCode: 0, stdout: "started\n" });
+    await new Promise((r) => setTimeout(r, 1000));
     for (const word of ["one", "two", "three"]) {
       expect(await run(`echo ${word}`)).toMatchObject({ exitCode: 0, stdout: `${word}\n` });
     }

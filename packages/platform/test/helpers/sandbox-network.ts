@@ -19,3 +19,23 @@ export async function networkDecisions(t: TestPlatform, sandboxId: string) {
   if (res.status !== 200) throw new Error(`decisions of ${sandboxId}: ${res.status}`);
   return ((await res.json()) as { decisions: Array<Record<string, unknown>> }).decisions;
 }
+
+/**
+ * A sandbox's decision log once it holds what `expected` asks for (an asymmetric matcher such
+ * as expect.arrayContaining), or as it stands after `withinMs`. The kernel's verdicts reach the
+ * log through `nft monitor trace`, a netlink stream read by another process: on a loaded host a
+ * connection's line can arrive after the command that made it has returned.
+ */
+export async function networkDecisionsHolding(
+  t: TestPlatform,
+  sandboxId: string,
+  expected: { asymmetricMatch(other: unknown): boolean },
+  withinMs = 10_000,
+) {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const log = await networkDecisions(t, sandboxId);
+    if (expected.asymmetricMatch(log) || Date.now() > deadline) return log;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
