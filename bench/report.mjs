@@ -385,6 +385,10 @@ export function markdown(meta) {
         `sequential (${T.sequential?.ok ?? 0}); ${fmt(T.sequential?.cpuSecondsPerTti, 3)} CPU s each; p50 ${ratio(T.sequential?.p50, H?.p50)} host floor, ${ratio(T.sequential?.p50, T.floor?.p50)} ${rt} container floor, ${ratio(T.sequential?.p50, T.freshFloor?.p50)} fresh container floor`,
         T.sequential,
       );
+      line(
+        `spaced, one at a time 400 ms apart; p50 ${ratio(T.spaced?.p50, T.floor?.p50)} ${rt} container floor, ${ratio(T.spaced?.p50, T.freshFloor?.p50)} fresh container floor`,
+        T.spaced,
+      );
       line("staggered, 20 every 200 ms", T.staggered, [cell(T.staggered?.makespanMs), "–"]);
       for (const n of [20, 100])
         line(`burst of ${n}`, T[`burst${n}`], [

@@ -48,7 +48,14 @@ describe("WarmPool", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function makePool(o: { min: number; max: number; concurrent?: number; memory?: number; bootMs?: number }) {
+  function makePool(o: {
+    min: number;
+    max: number;
+    concurrent?: number;
+    memory?: number;
+    bootMs?: number;
+    settleMs?: number;
+  }) {
     const host = fakeHost(o.bootMs);
     const budget = new BootBudget({
       concurrent: o.concurrent ?? 2,
@@ -56,7 +63,15 @@ describe("WarmPool", () => {
       availableMemory: async () => o.memory ?? 1000,
     });
     // stock members run a warm-up command through envd, which a fake host has not: boot for creates only
-    pool = new WarmPool({ min: o.min, max: o.max, host, budget, recordDir: dir, log: silentLogger });
+    pool = new WarmPool({
+      min: o.min,
+      max: o.max,
+      host,
+      budget,
+      recordDir: dir,
+      log: silentLogger,
+      settleMs: o.settleMs ?? 250,
+    });
     return { pool, host };
   }
 
@@ -110,6 +125,28 @@ describe("WarmPool", () => {
     // every boot went to a create or is in stock: none was wasted
     expect(host.script.idsOf("boot")).toHaveLength(stats.hits + stats.misses + stats.ready);
     expect(host.script.idsOf("destroy")).toEqual([]);
+  });
+
+  it("refills after a lone create once its member has settled, and at once under demand", async () => {
+    const { pool, host } = makePool({ min: 2, max: 2, bootMs: 5 });
+    pool.want(KEY);
+    await pool.whenFull(5_000);
+    const boots = () => host.script.idsOf("boot").length;
+    // a lone create, the other member still ready: no boot beside its first commands …
+    await pool.take(KEY);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(boots()).toBe(2);
+    // … until the settle is over
+    await pool.whenFull(5_000);
+    expect(boots()).toBe(3);
+    // demand: creates close together refill at once, and none finds the pool empty
+    await new Promise((r) => setTimeout(r, 300));
+    await pool.take(KEY);
+    await pool.take(KEY);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(boots()).toBe(5);
+    await pool.whenFull(5_000);
+    expect(pool.stats()[0]).toMatchObject({ ready: 2, hits: 3, misses: 0 });
   });
 
   it("hurries the stock boots under way when a create has to wait", async () => {
