@@ -285,10 +285,12 @@ export class WarmPool {
   private refillAfterHandOut(pool: Pool, previousHandOutMs: number): void {
     const settleMs = this.o.settleMs ?? SETTLE_MS[pool.runtime];
     const lone = settleMs > 0 && pool.ready.length > 0 && Date.now() - previousHandOutMs >= settleMs;
-    if (!lone) return this.refill(pool);
-    if (pool.settle) return;
-    pool.settle = setTimeout(() => this.refill(pool), settleMs);
-    pool.settle.unref();
+    if (!lone) {
+      this.refill(pool);
+    } else if (!pool.settle) {
+      pool.settle = setTimeout(() => this.refill(pool), settleMs);
+      pool.settle.unref();
+    }
   }
 
   /** Starts the boots the pool lacks: one per waiter not yet covered, then stock up to the target. */
