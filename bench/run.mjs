@@ -129,7 +129,7 @@ const meta = {
   warmPoolSize: opts.pool,
 };
 note(
-  `Two platforms, one after the other, each on its own data directory: first warm pool on (\`warmPoolSize: ${opts.pool}\`) for the pooled creates only, then warm pool off (\`warmPoolSize: 0\`) for every cold figure, the held sandboxes and the API. Each pooled create is made after \`warmPool.whenFull()\` so it finds a member (the wait is not timed; "took a member" counts creates after which the pool held one fewer); the pool's refill boot starts at the claim and runs beside the first command, as it would for a user.`,
+  `Two platforms, one after the other, each on its own data directory: first warm pool on (\`warmPoolSize: ${opts.pool}\`) for the pooled creates only, then warm pool off (\`warmPoolSize: 0\`) for every cold figure, the held sandboxes and the API. Each pooled create is made after \`warmPool.whenFull()\` so it finds a member (the wait is not timed; "took a member" counts creates after which the pool held one fewer); the pool's refill boot starts at the claim and runs beside the first command, as it would for a user (under runc, a create that leaves a member ready and comes 250 ms or more after the last one has its refill start 250 ms after the claim: the warm pool's settle).`,
 );
 note(
   "Commands run as the e2b client does (`/bin/bash -l -c`), over Connect through the proxy with header routing; `spawn(bash -l -c true)` on the host reads the host's login profile, which differs from the sandbox's, so it is shown beside `spawn(true)`, not instead of it.",
