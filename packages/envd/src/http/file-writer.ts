@@ -81,8 +81,24 @@ async function writeAll(handle: FileHandle, chunk: Buffer): Promise<void> {
 /** A failure of the incoming body (bad gzip, client gone) rather than of the disk. */
 class SourceError extends Error {}
 
+/**
+ * Bytes gathered from the body before one write: a socket hands over 64 KiB at a time, and each
+ * write is a trip through libuv's thread pool, which costs ~0.4 ms inside gVisor (a 64 MiB upload
+ * spent more time in those trips than in writing).
+ */
+const WRITE_BATCH_BYTES = 1 << 20;
+
 async function copyStream(source: Readable, handle: FileHandle): Promise<number> {
   let size = 0;
+  let batch: Buffer[] = [];
+  let batched = 0;
+  const flush = async () => {
+    if (batched === 0) return;
+    await writeAll(handle, batch.length === 1 ? batch[0]! : Buffer.concat(batch, batched));
+    size += batched;
+    batch = [];
+    batched = 0;
+  };
   // Leave the source intact on failure, for the caller to drain: busboy stalls if one of
   // its part streams is destroyed.
   const chunks = source.iterator({ destroyOnReturn: false }) as AsyncIterator<Buffer>;
@@ -94,9 +110,13 @@ async function copyStream(source: Readable, handle: FileHandle): Promise<number>
       } catch (err) {
         throw new SourceError("request body failed", { cause: err });
       }
-      if (next.done) return size;
-      await writeAll(handle, next.value);
-      size += next.value.length;
+      if (next.done) {
+        await flush();
+        return size;
+      }
+      batch.push(next.value);
+      batched += next.value.length;
+      if (batched >= WRITE_BATCH_BYTES) await flush();
     }
   } finally {
     // Detaches the iterator's 'readable' listener, without which resume() cannot drain.

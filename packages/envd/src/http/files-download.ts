@@ -10,6 +10,12 @@ import { stat } from "../sync-fs.js";
 import { authorizeFileRequest, requestUser } from "./access.js";
 import { fsHttpError, HttpError, type HttpRequest, type HttpResponse } from "./respond.js";
 
+/**
+ * Bytes read from the file at a time: each read is a trip through libuv's thread pool, ~0.4 ms
+ * inside gVisor, which at the default 64 KiB held a download to ~65 MB/s there.
+ */
+const READ_CHUNK_BYTES = 1 << 20;
+
 type Coding = "gzip" | "identity";
 
 /**
@@ -94,13 +100,17 @@ export async function downloadFile(
     };
     if (coding === "gzip") {
       res.writeHead(200, { ...headers, "content-encoding": "gzip" });
-      await pipeline(handle.createReadStream({ autoClose: false }), createGzip(), res);
+      await pipeline(
+        handle.createReadStream({ autoClose: false, highWaterMark: READ_CHUNK_BYTES }),
+        createGzip(),
+        res,
+      );
       return;
     }
     // Devices have no meaningful size: stream them until EOF without a length.
     if (!st.isFile()) {
       res.writeHead(200, headers);
-      await pipeline(handle.createReadStream({ autoClose: false }), res);
+      await pipeline(handle.createReadStream({ autoClose: false, highWaterMark: READ_CHUNK_BYTES }), res);
       return;
     }
     res.writeHead(200, { ...headers, "content-length": st.size });
@@ -109,7 +119,15 @@ export async function downloadFile(
       return;
     }
     // Bounded by the size announced in Content-Length, even if the file grows meanwhile.
-    await pipeline(handle.createReadStream({ autoClose: false, start: 0, end: st.size - 1 }), res);
+    await pipeline(
+      handle.createReadStream({
+        autoClose: false,
+        start: 0,
+        end: st.size - 1,
+        highWaterMark: READ_CHUNK_BYTES,
+      }),
+      res,
+    );
   } finally {
     await handle.close();
   }
