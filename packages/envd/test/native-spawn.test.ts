@@ -178,6 +178,8 @@ describe("spawnInTerminal (a program in a pseudo-terminal, without forking envd)
 
   test("reads everything written before the hang-up, even when nobody read for a while", async () => {
     const child = inTerminal("seq 1 200000");
+    // listened for from the start: the exit may come before the output's last byte is read
+    const end = exited(child);
     child.output.pause();
     await new Promise((r) => setTimeout(r, 300));
     const out = read(child.output);
@@ -185,7 +187,7 @@ describe("spawnInTerminal (a program in a pseudo-terminal, without forking envd)
     const lines = (await out).split("\r\n");
     expect(lines.length).toBe(200_001);
     expect(lines[199_999]).toBe("200000");
-    expect(await exited(child)).toEqual([0, null]);
+    expect(await end).toEqual([0, null]);
   });
 
   test("closing the terminal hangs up a process still holding it", async () => {
