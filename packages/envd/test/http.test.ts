@@ -449,6 +449,19 @@ describe("GET /files", () => {
     );
   });
 
+  test("a file past the small-read size streams whole, plain and gzip", async () => {
+    const big = path.join(dir, "big.bin");
+    const bytes = Buffer.alloc(3 * 1024 * 1024 + 17);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7) % 251;
+    writeFileSync(big, bytes);
+    const plain = await call(filesUrl({ path: big }));
+    expect(plain.headers.get("content-length")).toBe(String(bytes.length));
+    expect(Buffer.from(await plain.arrayBuffer()).equals(bytes)).toBe(true);
+    const raw = await rawGet(filesUrl({ path: big }), { "accept-encoding": "gzip", "x-access-token": TOKEN });
+    expect(raw.headers["content-encoding"]).toBe("gzip");
+    expect(gunzipSync(raw.body).equals(bytes)).toBe(true);
+  });
+
   test("an empty file answers Content-Length: 0", async () => {
     const empty = path.join(dir, "empty");
     writeFileSync(empty, "");
