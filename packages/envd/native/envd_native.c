@@ -320,13 +320,40 @@ static napi_value setxattr_js(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-// listxattr(path): string[]
+// The NUL-separated names llistxattr gave, as a JS array.
+static napi_value xattr_names_array(napi_env env, const char* names, ssize_t length) {
+  napi_value result;
+  napi_create_array(env, &result);
+  uint32_t i = 0;
+  for (const char* p = names; p < names + length; p += strlen(p) + 1) {
+    napi_value name;
+    napi_create_string_utf8(env, p, NAPI_AUTO_LENGTH, &name);
+    napi_set_element(env, result, i++, name);
+  }
+  return result;
+}
+
+// listxattr(path): string[]. One call into a buffer on the stack first: most files have no or
+// few attributes, and under gVisor each system call is a round trip through the sentry; only
+// a longer list is sized and read again.
 static napi_value listxattr_js(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   if (!get_args(env, info, 1, argv)) return NULL;
   char* path = get_string(env, argv[0]);
   if (!path) return NULL;
   napi_value result = NULL;
+  char first[1024];
+  ssize_t got = llistxattr(path, first, sizeof first);
+  if (got >= 0) {
+    result = xattr_names_array(env, first, got);
+    free(path);
+    return result;
+  }
+  if (errno != ERANGE) {
+    throw_errno(env, errno, "llistxattr", path);
+    free(path);
+    return NULL;
+  }
   for (;;) {
     ssize_t size = llistxattr(path, NULL, 0);
     if (size < 0) {
@@ -338,7 +365,7 @@ static napi_value listxattr_js(napi_env env, napi_callback_info info) {
       napi_throw_error(env, "ENOMEM", "out of memory");
       break;
     }
-    ssize_t got = llistxattr(path, names, (size_t)size);
+    got = llistxattr(path, names, (size_t)size);
     if (got < 0 && errno == ERANGE) {
       free(names);
       continue;
@@ -346,13 +373,7 @@ static napi_value listxattr_js(napi_env env, napi_callback_info info) {
     if (got < 0) {
       throw_errno(env, errno, "llistxattr", path);
     } else {
-      napi_create_array(env, &result);
-      uint32_t i = 0;
-      for (char* p = names; p < names + got; p += strlen(p) + 1) {
-        napi_value name;
-        napi_create_string_utf8(env, p, NAPI_AUTO_LENGTH, &name);
-        napi_set_element(env, result, i++, name);
-      }
+      result = xattr_names_array(env, names, got);
     }
     free(names);
     break;

@@ -33,10 +33,21 @@ function parseColonFile(text: string): string[][] {
 export class AccountFile {
   private rows: string[][] = [];
   private signature: string | undefined;
+  /**
+   * Set once the file was checked in this turn of the event loop, cleared before the next: one
+   * request asks up to five times (its user, an entry's owner and group…) within one turn, and
+   * a change in between could not be told from one just after it.
+   */
+  private checkedThisTurn = false;
 
   constructor(private readonly file: string) {}
 
   read(): string[][] {
+    if (this.checkedThisTurn) return this.rows;
+    this.checkedThisTurn = true;
+    setImmediate(() => {
+      this.checkedThisTurn = false;
+    });
     let signature: string;
     try {
       const st = statSync(this.file, { bigint: true });
