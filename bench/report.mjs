@@ -386,7 +386,7 @@ export function markdown(meta) {
         T.sequential,
       );
       line(
-        `spaced, one at a time 400 ms apart; p50 ${ratio(T.spaced?.p50, T.floor?.p50)} ${rt} container floor, ${ratio(T.spaced?.p50, T.freshFloor?.p50)} fresh container floor`,
+        `spaced, one at a time ${T.spaced?.pauseMs} ms apart; p50 ${ratio(T.spaced?.p50, T.floor?.p50)} ${rt} container floor, ${ratio(T.spaced?.p50, T.freshFloor?.p50)} fresh container floor`,
         T.spaced,
       );
       line("staggered, 20 every 200 ms", T.staggered, [cell(T.staggered?.makespanMs), "–"]);

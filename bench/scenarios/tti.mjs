@@ -152,7 +152,7 @@ export async function ttiScenarios(
         await new Promise((r) => setTimeout(r, SPACED_PAUSE_MS));
         samples.push((await flow(Sandbox)).ms);
       }
-      R.spaced = { ...stats(samples), ok: samples.length };
+      R.spaced = { ...stats(samples), ok: samples.length, pauseMs: SPACED_PAUSE_MS };
       log(`${rt}: spaced TTI p50 ${R.spaced.p50.toFixed(0)} ms`);
     });
 

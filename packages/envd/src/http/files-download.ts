@@ -16,6 +16,12 @@ import { fsHttpError, HttpError, type HttpRequest, type HttpResponse } from "./r
  */
 const READ_CHUNK_BYTES = 1 << 20;
 
+/** The file's bytes in READ_CHUNK_BYTES pieces, the first `size` of them when given; `handle` stays open. */
+function chunksOf(handle: FileHandle, size?: number) {
+  const range = size === undefined ? {} : { start: 0, end: size - 1 };
+  return handle.createReadStream({ autoClose: false, highWaterMark: READ_CHUNK_BYTES, ...range });
+}
+
 type Coding = "gzip" | "identity";
 
 /**
@@ -142,34 +148,19 @@ export async function downloadFile(
   try {
     if (coding === "gzip") {
       res.writeHead(200, { ...headers, "content-encoding": "gzip" });
-      await pipeline(
-        handle.createReadStream({ autoClose: false, highWaterMark: READ_CHUNK_BYTES }),
-        createGzip(),
-        res,
-      );
+      await pipeline(chunksOf(handle), createGzip(), res);
       return;
     }
     // Devices have no meaningful size: stream them until EOF without a length.
     if (!st.isFile()) {
       res.writeHead(200, headers);
-      await pipeline(handle.createReadStream({ autoClose: false, highWaterMark: READ_CHUNK_BYTES }), res);
+      await pipeline(chunksOf(handle), res);
       return;
     }
+    // (an empty file went the small-file way above)
     res.writeHead(200, { ...headers, "content-length": st.size });
-    if (st.size === 0) {
-      res.end();
-      return;
-    }
     // Bounded by the size announced in Content-Length, even if the file grows meanwhile.
-    await pipeline(
-      handle.createReadStream({
-        autoClose: false,
-        start: 0,
-        end: st.size - 1,
-        highWaterMark: READ_CHUNK_BYTES,
-      }),
-      res,
-    );
+    await pipeline(chunksOf(handle, st.size), res);
   } finally {
     await handle.close();
   }

@@ -48,9 +48,12 @@ describe.each(["runc", "runsc"] as const)("containment on %s", (runtime) => {
   it("ends a bomb that outlived its command, and later commands run", async () => {
     // the command returns at once; the bomb starts after it, in the command's session (started
     // within the command, a loaded host could see the bomb fill the sandbox before it returned)
-    const bomb = "(sleep 0.5; exec timeout 30 bash -c ':(){ :|:& };:') >/dev/null 2>&1 &";
+    const bomb =
+      "(sleep 0.5; touch /tmp/bomb-went-off; exec timeout 30 bash -c ':(){ :|:& };:') >/dev/null 2>&1 &";
     expect(await run(`${bomb} echo started`)).toMatchObject({ exitCode: 0, stdout: "started\n" });
     await new Promise((r) => setTimeout(r, 1000));
+    // the bomb did go off: what follows is tested beside it, not in a quiet sandbox
+    expect(await suite.sandbox.files.exists("/tmp/bomb-went-off")).toBe(true);
     for (const word of ["one", "two", "three"]) {
       expect(await run(`echo ${word}`)).toMatchObject({ exitCode: 0, stdout: `${word}\n` });
     }

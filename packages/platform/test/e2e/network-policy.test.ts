@@ -57,9 +57,6 @@ describe.each(["runc", "runsc"] as const)("egress policy on %s", (runtime) => {
     await t.stop();
   });
 
-  const decisions = (sandboxId: string, expected: Parameters<typeof networkDecisionsHolding>[2]) =>
-    networkDecisionsHolding(t, sandboxId, expected);
-
   it("allows and denies by address on TCP and UDP, allow beating deny, refusing at once", async () => {
     const sandbox = await Sandbox.create({
       network: { denyOut: ["0.0.0.0/0"], allowOut: [ALLOWED, `${PRIVATE}/32`] },
@@ -115,7 +112,7 @@ describe.each(["runc", "runsc"] as const)("egress policy on %s", (runtime) => {
         expect.objectContaining({ destination: OTHER, verdict: "denied", rule: `denyOut ${OTHER}/32` }),
         expect.objectContaining({ destination: OTHER, verdict: "allowed", rule: "default (not denied)" }),
       ]);
-      expect(await decisions(sandbox.sandboxId, logged)).toEqual(logged);
+      expect(await networkDecisionsHolding(t, sandbox.sandboxId, logged)).toEqual(logged);
       // nothing the policy refused ever reached the fake internet
       const reached = (await outside.log()).filter((e) => e.local === PRIVATE);
       expect(reached).toEqual([]);
@@ -177,7 +174,7 @@ describe.each(["runc", "runsc"] as const)("egress policy on %s", (runtime) => {
         expect.objectContaining({ name: "other.test", port: 443, destination: ALLOWED, verdict: "denied" }),
         expect.objectContaining({ protocol: "tcp", destination: OTHER, port: 443, verdict: "denied" }),
       ]);
-      expect(await decisions(sandbox.sandboxId, logged)).toEqual(logged);
+      expect(await networkDecisionsHolding(t, sandbox.sandboxId, logged)).toEqual(logged);
       // what was refused never reached a server: the other one, or the allowed one under another name
       expect((await outside.log()).slice(seenBefore).filter((e) => e.local === OTHER)).toEqual([]);
     } finally {

@@ -58,9 +58,6 @@ describe.each(["runc", "runsc"] as const)("header transforms on %s", (runtime) =
     await t.stop();
   });
 
-  const decisions = (sandboxId: string, expected: Parameters<typeof networkDecisionsHolding>[2]) =>
-    networkDecisionsHolding(t, sandboxId, expected);
-
   /** Requests the echo server saw for `/headers`. */
   const echoRequests = async () => (await outside.log()).filter((e) => e.kind.endsWith("-headers")).length;
 
@@ -145,7 +142,7 @@ describe.each(["runc", "runsc"] as const)("header transforms on %s", (runtime) =
         }),
         expect.objectContaining({ verdict: "allowed", name: "other.test", port: 443 }),
       ]);
-      expect(await decisions(sandbox.sandboxId, logged)).toEqual(logged);
+      expect(await networkDecisionsHolding(t, sandbox.sandboxId, logged)).toEqual(logged);
 
       // the CA is in the sandbox, its key is not
       const key = readFileSync(path.join(TEST_DATA_DIR, "egress-ca", "ca.key"), "utf8");
