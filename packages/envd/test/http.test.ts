@@ -888,6 +888,37 @@ describe("POST /init", () => {
     }
   });
 
+  test("a later init writes only the identity files whose values changed, remaking the run dir", async () => {
+    const runDir = path.join(tempDir("envd-run-"), "e2b");
+    const inBox = await startEnvd({ env: { ENVD_RUN_DIR: runDir } });
+    const init = (envVars: Record<string, string>) =>
+      fetch(`${inBox.url}/init`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ envVars }),
+      });
+    const file = (name: string) => path.join(runDir, `.${name}`);
+    try {
+      // a warm pool member's warm-up, then the create that takes it
+      expect((await init({ E2B_SANDBOX_ID: "isbx" })).status).toBe(204);
+      const before = statSync(file("E2B_SANDBOX_ID"));
+      expect(
+        (await init({ E2B_SANDBOX_ID: "isbx", E2B_TEMPLATE_ID: "tpl", E2B_TEAM_ID: "team" })).status,
+      ).toBe(204);
+      expect(statSync(file("E2B_SANDBOX_ID")).mtimeMs).toBe(before.mtimeMs);
+      expect(readFileSync(file("E2B_TEMPLATE_ID"), "utf8")).toBe("tpl");
+      expect(readFileSync(file("E2B_TEAM_ID"), "utf8")).toBe("team");
+
+      // the run dir removed inside the sandbox: a changed value makes it again
+      rmSync(runDir, { recursive: true });
+      expect((await init({ E2B_TEAM_ID: "other" })).status).toBe(204);
+      expect(readFileSync(file("E2B_TEAM_ID"), "utf8")).toBe("other");
+      expect(await (await fetch(`${inBox.url}/envs`)).json()).toMatchObject({ E2B_TEAM_ID: "other" });
+    } finally {
+      await inBox.stop();
+    }
+  });
+
   test("without a platform-given id the sandbox id is the hostname", async () => {
     const runDir = path.join(tempDir("envd-run-"), "e2b");
     const inBox = await startEnvd({ env: { ENVD_RUN_DIR: runDir } });
