@@ -32,8 +32,13 @@ export const bench = {
 
 export function init(opts) {
   bench.opts = opts;
+  startBudget();
+}
+
+/** Starts the budget's clock (again): after the one-time preparation (prepare.mjs). */
+export function startBudget() {
   bench.T0 = Date.now();
-  bench.deadline = bench.T0 + opts.budgetMin * 60_000;
+  bench.deadline = bench.T0 + bench.opts.budgetMin * 60_000;
 }
 
 export const timeLeft = () => bench.deadline - Date.now();

@@ -16,12 +16,49 @@ const X_BIN = PKG("cli/bin/x.mjs");
 /** Kept between runs: its store holds the built templates. */
 export const SHIPPED_DATA_DIR = process.env.X_BENCH_SHIPPED_DIR ?? "/var/tmp/x-bench-shipped";
 
-export async function shippedScenarios(rt, cachedImages) {
-  const { opts } = bench;
+/** The shipped data directory's images: the bench's cached base image, hard-linked, on first use. */
+function linkImages(cachedImages) {
   if (!existsSync(path.join(SHIPPED_DATA_DIR, "images")) && existsSync(cachedImages)) {
     mkdirSync(SHIPPED_DATA_DIR, { recursive: true });
     sh("cp", ["-al", cachedImages, path.join(SHIPPED_DATA_DIR, "images")]);
   }
+}
+
+/**
+ * Installs code-interpreter-v1 and desktop into the shipped data directory (run.mjs, before the
+ * budget starts): built the first time on a machine (minutes), found installed after that.
+ */
+export async function installShippedTemplates(rt, cachedImages) {
+  linkImages(cachedImages);
+  const ctx = await openPlatform(SHIPPED_DATA_DIR, { warmPoolSize: 0, defaultRuntime: rt, reuse: true });
+  try {
+    const t = now();
+    // asynchronously: the platform answering the command's build requests is this process
+    await promisify(execFile)(
+      process.execPath,
+      [
+        X_BIN,
+        "template",
+        "install",
+        "code-interpreter-v1",
+        "desktop",
+        "--api-url",
+        ctx.apiUrl,
+        "--data-dir",
+        SHIPPED_DATA_DIR,
+      ],
+      { maxBuffer: 256 * 1024 * 1024 },
+    );
+    bench.results.shipped.installMs = now() - t;
+    log(`templates installed in ${(bench.results.shipped.installMs / 1000).toFixed(0)} s`);
+  } finally {
+    await closePlatform(ctx);
+  }
+}
+
+export async function shippedScenarios(rt, cachedImages) {
+  const { opts } = bench;
+  linkImages(cachedImages);
   const ctx = await openPlatform(SHIPPED_DATA_DIR, {
     warmPoolSize: opts.pool,
     defaultRuntime: rt,
@@ -30,27 +67,6 @@ export async function shippedScenarios(rt, cachedImages) {
   const S = {};
   bench.results.shipped[rt] = S;
   try {
-    await scenario(`${rt}: install code-interpreter-v1 and desktop (not timed)`, async () => {
-      const t = now();
-      // asynchronously: the platform answering the command's build requests is this process
-      await promisify(execFile)(
-        process.execPath,
-        [
-          X_BIN,
-          "template",
-          "install",
-          "code-interpreter-v1",
-          "desktop",
-          "--api-url",
-          ctx.apiUrl,
-          "--data-dir",
-          SHIPPED_DATA_DIR,
-        ],
-        { maxBuffer: 256 * 1024 * 1024 },
-      );
-      S.installMs = now() - t;
-      log(`templates installed in ${(S.installMs / 1000).toFixed(0)} s`);
-    });
     const env = { apiKey: ctx.apiKey, apiUrl: ctx.apiUrl, sandboxUrl: ctx.proxyUrl };
     const pool = ctx.platform.warmPool;
     const { Sandbox: CodeInterpreter } = require("@e2b/code-interpreter");
@@ -109,6 +125,6 @@ export async function shippedScenarios(rt, cachedImages) {
     await closePlatform(ctx);
   }
   note(
-    `Shipped templates (${rt}): platform on ${SHIPPED_DATA_DIR}, kept between runs (the first run builds the templates: ${S.installMs ? `${(S.installMs / 1000).toFixed(0)} s this time` : "not measured"}, not in any figure). Each create waits for a full warm pool first (not timed).`,
+    `Shipped templates (${rt}): platform on ${SHIPPED_DATA_DIR}, kept between runs; the templates were installed before the budget started (${((bench.results.shipped.installMs ?? 0) / 1000).toFixed(0)} s this time: minutes on a machine's first run, seconds after), not in any figure. Each create waits for a full warm pool first (not timed).`,
   );
 }
