@@ -267,7 +267,7 @@ export function markdown(meta) {
     `Host: ${meta.cores} cores, ${fmt(meta.memTotal / 2 ** 30)} GiB, ${meta.kernel}; Node ${process.version}; load1 at start ${fmt(meta.load1, 2)}${meta.forced ? " (**--force**: machine was not idle, numbers are noisy)" : ""}.`,
   );
   L.push(
-    `Runs per latency scenario: ${opts.runs}; held steps: ${opts.held.join(", ")}; warm pool size when on: ${meta.warmPoolSize}; runtimes: ${opts.runtimes.join(", ")}; took ${fmt(meta.seconds, 0)} s (budget ${opts.budgetMin} min; excluded: the build, and ${fmt(meta.prepareSeconds ?? 0, 0)} s of one-time preparation before it: the base image and the shipped templates where not yet built, the wait for the machine to settle).`,
+    `Runs per latency scenario: ${opts.runs}; held steps: ${opts.held.join(", ")}; warm pool size when on: ${meta.warmPoolSize}; runtimes: ${opts.runtimes.join(", ")}; took ${fmt(meta.seconds, 0)} s (budget ${opts.budgetMin} min; excluded: the build, and ${fmt(meta.prepareSeconds ?? 0, 0)} s of one-time preparation before it: the base image and the shipped templates when not yet built, and the wait for the machine to settle).`,
     "",
   );
 

@@ -7,7 +7,6 @@
 // and client calls), scenarios/{runtime,pooled,held}.mjs, report.mjs (targets, Markdown), png.mjs.
 import { spawnSync } from "node:child_process";
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { readdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { bench, fail, HERE, hostMem, init, log, note, PKG, phases, ROOT, sh, startBudget } from "./lib.mjs";
@@ -106,6 +105,7 @@ for (const p of [
 }
 
 const { floors } = await import("./floors.mjs");
+const { baseRootfsOf } = await import("./flow-floors.mjs");
 const { closePlatform, openPlatform } = await import("./platform.mjs");
 const { runtimeScenarios } = await import("./scenarios/runtime.mjs");
 const { pooledScenarios } = await import("./scenarios/pooled.mjs");
@@ -164,14 +164,11 @@ note(
   "Memory per sandbox: the sandbox's memory cgroup usage (`memory.current` on v2, `memory.usage_in_bytes` on v1; includes page cache; the figure judged against §8), its anonymous part (`anon` / `total_rss`), and the sum of VmRSS of the processes in the cgroup tree (shared pages count in every process mapping them, so this overstates). MB = 10^6 bytes in the targets table.",
 );
 
+/** A data directory of the run's own, with the base image prepareOnce made sure of hard-linked in. */
 async function prepareDataDir(name) {
   const dataDir = path.join(scratch, name);
   mkdirSync(dataDir, { recursive: true });
-  if (existsSync(CACHED_IMAGES)) sh("cp", ["-al", CACHED_IMAGES, path.join(dataDir, "images")]);
-  else
-    log(
-      `no cached images at ${CACHED_IMAGES}: the base image is built first (minutes; not part of any figure)`,
-    );
+  sh("cp", ["-al", CACHED_IMAGES, path.join(dataDir, "images")]);
   return dataDir;
 }
 
@@ -234,8 +231,7 @@ async function main() {
         async () => {
           if (!wanted("cold") && !wanted("held")) return;
           cold = await openPlatform(coldDir, { warmPoolSize: 0, defaultRuntime: opts.runtimes[0] });
-          const dirs = (await readdir(path.join(coldDir, "images"))).filter((d) => d.startsWith("base-"));
-          await floors(scratch, path.join(coldDir, "images", dirs[0], "rootfs"));
+          await floors(scratch, baseRootfsOf(coldDir));
         },
       ],
       ...opts.runtimes.map((rt, i) => [

@@ -16,9 +16,9 @@ const X_BIN = PKG("cli/bin/x.mjs");
 /** Kept between runs: its store holds the built templates. */
 export const SHIPPED_DATA_DIR = process.env.X_BENCH_SHIPPED_DIR ?? "/var/tmp/x-bench-shipped";
 
-/** The shipped data directory's images: the bench's cached base image, hard-linked, on first use. */
+/** The shipped data directory's images: the bench's cached base image (prepare.mjs), hard-linked, on first use. */
 function linkImages(cachedImages) {
-  if (!existsSync(path.join(SHIPPED_DATA_DIR, "images")) && existsSync(cachedImages)) {
+  if (!existsSync(path.join(SHIPPED_DATA_DIR, "images"))) {
     mkdirSync(SHIPPED_DATA_DIR, { recursive: true });
     sh("cp", ["-al", cachedImages, path.join(SHIPPED_DATA_DIR, "images")]);
   }

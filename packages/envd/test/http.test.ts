@@ -11,6 +11,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import http2 from "node:http2";
@@ -901,6 +902,8 @@ describe("POST /init", () => {
     try {
       // a warm pool member's warm-up, then the create that takes it
       expect((await init({ E2B_SANDBOX_ID: "isbx" })).status).toBe(204);
+      // an mtime of long ago: a rewrite within the same clock tick could not be told otherwise
+      utimesSync(file("E2B_SANDBOX_ID"), new Date(2000, 0, 1), new Date(2000, 0, 1));
       const before = statSync(file("E2B_SANDBOX_ID"));
       expect(
         (await init({ E2B_SANDBOX_ID: "isbx", E2B_TEMPLATE_ID: "tpl", E2B_TEAM_ID: "team" })).status,

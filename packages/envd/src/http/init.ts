@@ -86,18 +86,19 @@ function applyIdentity(ctx: EnvdContext, written: Map<string, string>): void {
   if (!state.runDir) return;
   state.envVars.E2B_SANDBOX = "true";
   if (!state.envVars.E2B_SANDBOX_ID) state.envVars.E2B_SANDBOX_ID = os.hostname();
-  try {
-    for (const name of IDENTITY_VARS) {
-      const value = state.envVars[name];
-      if (value === undefined || written.get(name) === value) continue;
+  for (const name of IDENTITY_VARS) {
+    const value = state.envVars[name];
+    if (value === undefined || written.get(name) === value) continue;
+    // each file on its own: one that cannot be written does not keep the others back
+    try {
       writeIdentityFile(state.runDir, name, value);
       written.set(name, value);
+    } catch (err) {
+      ctx.log("warn", "init: cannot write a sandbox identity file", {
+        file: path.join(state.runDir, `.${name}`),
+        err: err instanceof Error ? err.message : String(err),
+      });
     }
-  } catch (err) {
-    ctx.log("warn", "init: cannot write the sandbox identity files", {
-      runDir: state.runDir,
-      err: err instanceof Error ? err.message : String(err),
-    });
   }
 }
 
