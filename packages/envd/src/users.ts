@@ -49,16 +49,19 @@ export class AccountFile {
       this.checkedThisTurn = false;
     });
     let signature: string;
+    let regular = false;
     try {
       const st = statSync(this.file, { bigint: true });
       signature = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+      regular = st.isFile();
     } catch {
       signature = "missing";
     }
     if (signature !== this.signature) {
       let text = "";
       try {
-        text = readFileSync(this.file, "utf8");
+        // a FIFO or device there would block envd or never end: only a regular file is read
+        if (regular) text = readFileSync(this.file, "utf8");
       } catch {
         // no such file: no accounts
       }

@@ -66,8 +66,9 @@ export async function ensureDiskImage(disk: SandboxDisk, sizeMB: number, templat
 export async function mountDisk(disk: SandboxDisk): Promise<void> {
   if (await isMountPoint(disk.mountPoint)) return;
   await mkdir(disk.mountPoint, { recursive: true });
-  // the loop device is set to auto-clear: it goes with the unmount
-  await command("mount", ["-o", "loop,noatime", disk.image, resolve(disk.mountPoint)]);
+  // the loop device is set to auto-clear: it goes with the unmount. nosuid,nodev: what a sandbox
+  // writes is nothing on the host (the overlay on top decides what the sandbox itself may do)
+  await command("mount", ["-o", "loop,noatime,nosuid,nodev", disk.image, resolve(disk.mountPoint)]);
 }
 
 /** Unmounts the image; not mounted is fine. */

@@ -12,6 +12,11 @@ export interface OverlayOptions {
   workDir: string;
   /** Where the merged root filesystem appears; created if missing. */
   target: string;
+  /**
+   * Set-id bits take effect on the mount (a runc sandbox's root, whose `sudo` needs them). Off
+   * otherwise: what a tenant made set-id root must not be root for anyone on the host.
+   */
+  suid?: boolean;
 }
 
 /** mount(2) takes at most one page of options; past that, lower paths go relative to a shared parent. */
@@ -25,8 +30,10 @@ export async function mountOverlay(o: OverlayOptions): Promise<void> {
     // overlayfs separates layers with ':' and options with ','
     if (/[:,]/.test(p)) throw new Error(`overlay paths may not contain ':' or ',': ${p}`);
   }
+  // nodev always: a device node a tenant made is never a device on the host
+  const flags = o.suid ? "nodev" : "nodev,nosuid";
   const opts = (lowerdir: string) =>
-    `lowerdir=${lowerdir},upperdir=${resolve(o.upperDir)},workdir=${resolve(o.workDir)}`;
+    `${flags},lowerdir=${lowerdir},upperdir=${resolve(o.upperDir)},workdir=${resolve(o.workDir)}`;
   let data = opts(lowers.join(":"));
   let cwd: string | undefined;
   if (data.length > MAX_MOUNT_DATA) {

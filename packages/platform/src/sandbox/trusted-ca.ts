@@ -1,6 +1,7 @@
 import { constants } from "node:fs";
-import { lstat, mkdir, open } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import path from "node:path";
+import { TenantFileError, TenantTree } from "../lib/tenant-tree.js";
 
 /** Where the platform's egress CA is put in every sandbox, alone and in the system bundle. */
 export const SANDBOX_CA_FILE = "/usr/local/share/ca-certificates/x-egress-ca.crt";
@@ -30,53 +31,54 @@ const MAX_BUNDLE = 4 * 2 ** 20;
  */
 export async function trustEgressCa(rootfs: string, caPem: string): Promise<void> {
   const ca = caPem.endsWith("\n") ? caPem : `${caPem}\n`;
-  const single = await inside(rootfs, SANDBOX_CA_FILE);
-  if (single && (await readRegular(single)) !== ca) await writeRegular(single, ca);
-  const bundle = await inside(rootfs, SANDBOX_CA_BUNDLE);
-  if (!bundle) return;
-  const own = await readRegular(bundle);
-  if (own === null || own.includes(ca.trim())) return;
-  await writeRegular(bundle, `${own && !own.endsWith("\n") ? `${own}\n` : own}${ca}`);
-}
-
-/**
- * The host path of a file of the root filesystem, its directories made (0755) where missing;
- * undefined when one of them is not a plain directory (a link, say).
- */
-async function inside(rootfs: string, file: string): Promise<string | undefined> {
-  let at = rootfs;
-  for (const part of path.dirname(file).split("/").filter(Boolean)) {
-    at = path.join(at, part);
-    const stat = await lstat(at).catch(() => undefined);
-    if (!stat) await mkdir(at, { mode: 0o755 });
-    else if (!stat.isDirectory()) return undefined;
-  }
-  return path.join(at, path.basename(file));
+  await TenantTree.with(rootfs, async (tree) => {
+    if ((await readRegular(tree, SANDBOX_CA_FILE)) !== ca) await writeRegular(tree, SANDBOX_CA_FILE, ca);
+    const own = await readRegular(tree, SANDBOX_CA_BUNDLE);
+    if (own === null || own.includes(ca.trim())) return;
+    await writeRegular(tree, SANDBOX_CA_BUNDLE, `${own && !own.endsWith("\n") ? `${own}\n` : own}${ca}`);
+  });
 }
 
 /** A file's text: "" when absent, null when it is not a regular file (or too large to be a bundle). */
-async function readRegular(file: string): Promise<string | null> {
-  const stat = await lstat(file).catch(() => undefined);
-  if (!stat) return "";
-  if (!stat.isFile() || stat.size > MAX_BUNDLE) return null;
-  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+async function readRegular(tree: TenantTree, file: string): Promise<string | null> {
   try {
-    return (await handle.stat()).isFile() ? await handle.readFile("utf8") : null;
-  } finally {
-    await handle.close();
+    return (await tree.readFile(file, { links: "refuse", maxBytes: MAX_BUNDLE }))?.toString("utf8") ?? "";
+  } catch (err) {
+    if (err instanceof TenantFileError) return null;
+    throw err;
   }
 }
 
-/** Writes a regular file (made 0644 when absent); a file of another kind is left as it is. */
-async function writeRegular(file: string, text: string): Promise<void> {
-  const stat = await lstat(file).catch(() => undefined);
-  if (stat && !stat.isFile()) return;
-  const flags =
-    constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-  const handle = await open(file, flags, 0o644);
+/**
+ * Writes a regular file (made 0644 when absent, its directories 0755); a file of another kind,
+ * or a directory on the way that is not a plain directory, is left as it is.
+ */
+async function writeRegular(tree: TenantTree, file: string, text: string): Promise<void> {
   try {
-    if ((await handle.stat()).isFile()) await handle.writeFile(text);
-  } finally {
-    await handle.close();
+    const existing = tree.lstat(file, "refuse");
+    if (existing && !existing.isFile()) return;
+    await tree.withDir(path.dirname(file), { links: "refuse", create: 0o755 }, async (dir) => {
+      const flags =
+        constants.O_WRONLY |
+        constants.O_CREAT |
+        constants.O_TRUNC |
+        constants.O_NOFOLLOW |
+        constants.O_NONBLOCK;
+      const handle = await open(path.join(dir, path.basename(file)), flags, 0o644).catch(
+        (err: NodeJS.ErrnoException) => {
+          // a link, directory or FIFO in its place since: not ours to replace
+          if (err.code === "ELOOP" || err.code === "EISDIR" || err.code === "ENXIO") return undefined;
+          throw err;
+        },
+      );
+      if (!handle) return;
+      try {
+        if ((await handle.stat()).isFile()) await handle.writeFile(text);
+      } finally {
+        await handle.close();
+      }
+    });
+  } catch (err) {
+    if (!(err instanceof TenantFileError)) throw err;
   }
 }

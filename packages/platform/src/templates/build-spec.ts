@@ -1,5 +1,6 @@
 import type { Schemas } from "@x/platform-client";
 import { DomainError } from "../model/errors.js";
+import { invalidSource } from "./copy-step.js";
 
 /** A step as the client sends it. */
 export type RawStep = Schemas["TemplateStep"];
@@ -47,6 +48,8 @@ function parseStep(raw: RawStep, n: string): Step {
     case "COPY": {
       const [src, dest, owner = "", mode = ""] = args;
       if (!src || !dest) fail("needs a source and a destination");
+      const badSource = invalidSource(src!);
+      if (badSource) fail(badSource);
       if (owner && !OWNER.test(owner)) fail(`'${owner}' is not a valid user[:group]`);
       if (mode && !/^[0-7]{1,4}$/.test(mode)) fail(`mode '${mode}' is not an octal permission`);
       if (!raw.filesHash || !FILES_HASH.test(raw.filesHash))

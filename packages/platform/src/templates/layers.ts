@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { access, mkdir, readdir, rename, rm } from "node:fs/promises";
+import { access, lstat, mkdir, readdir, rename, rm, unlink } from "node:fs/promises";
 import path from "node:path";
 import { command } from "../lib/command.js";
 import { noSpace } from "../model/errors.js";
@@ -14,6 +14,24 @@ function outOfSpace(err: unknown): boolean {
     (err as NodeJS.ErrnoException | undefined)?.code === "ENOSPC" ||
     /No space left on device|Wrote only \d+ of \d+ bytes/.test(String(err))
   );
+}
+
+/**
+ * Removes the device nodes in a directory about to become a layer (an image's, or ones root made
+ * in a sandbox), keeping overlay whiteouts (character devices 0/0, which are how a deletion
+ * looks in an upper directory). A sandbox's /dev is its runtime's own, so a device in a layer
+ * serves nobody inside, and on the host it would be a device of the host. Returns their paths.
+ */
+export async function dropDeviceNodes(dir: string): Promise<string[]> {
+  const found = await command("find", [dir, "-xdev", "(", "-type", "b", "-o", "-type", "c", ")", "-print0"]);
+  const dropped: string[] = [];
+  for (const file of found.split("\0").filter(Boolean)) {
+    const info = await lstat(file).catch(() => undefined);
+    if (!info || (info.isCharacterDevice() && info.rdev === 0)) continue;
+    await unlink(file);
+    dropped.push(path.relative(dir, file));
+  }
+  return dropped;
 }
 
 /**
@@ -77,6 +95,7 @@ export class LayerStore {
    * layers on a disk of their own) it is copied in, and the original removed.
    */
   async commit(dir: string, name: string): Promise<string> {
+    await dropDeviceNodes(dir);
     const rel = this.rel(name);
     await mkdir(path.dirname(this.abs(rel)), { recursive: true });
     try {

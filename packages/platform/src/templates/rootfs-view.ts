@@ -1,5 +1,5 @@
-import { lstat, mkdir, readFile, readlink } from "node:fs/promises";
-import path from "node:path";
+import type { Stats } from "node:fs";
+import { TenantFileError, TenantTree } from "../lib/tenant-tree.js";
 
 /** A local account of a root filesystem, from its /etc/passwd. */
 export interface RootfsUser {
@@ -9,7 +9,8 @@ export interface RootfsUser {
   home: string;
 }
 
-const MAX_SYMLINKS = 40;
+/** The largest /etc/passwd or /etc/group read from a template (Debian's are a few KB). */
+const MAX_ACCOUNTS_FILE = 4 * 2 ** 20;
 
 function parseColonFile(text: string): string[][] {
   return text
@@ -19,48 +20,41 @@ function parseColonFile(text: string): string[][] {
 }
 
 /**
- * A sandbox root filesystem seen from the host (a mounted overlay of template layers). Paths are
- * resolved the way the sandbox's kernel would resolve them: absolute symlink targets start at
- * the rootfs's root and `..` never climbs above it, so an image's `/bin -> usr/bin` or a
- * malicious `etc -> /etc` can never lead host-side writes out of the rootfs.
+ * A sandbox root filesystem seen from the host (a mounted overlay of template layers, or one
+ * layer). Paths are resolved the way the sandbox's kernel would resolve them, by the kernel
+ * (TenantTree, "inside"): absolute symlink targets start at the rootfs's root and `..` never
+ * climbs above it, so an image's `/bin -> usr/bin` works and a malicious `etc -> /etc` can
+ * never lead host-side reads or writes out of the rootfs.
  */
 export class RootfsView {
   constructor(readonly root: string) {}
 
-  /** Host path of a path inside the rootfs that `resolve` returned. */
-  host(inside: string): string {
-    return path.join(this.root, inside);
+  /** Runs `fn` on the rootfs as a TenantTree (several lookups on one open root). */
+  with<T>(fn: (tree: TenantTree) => Promise<T> | T): Promise<T> {
+    return TenantTree.with(this.root, fn);
   }
 
-  /** Resolves every symlink in `p` (the last component only when `followLast`) inside the rootfs. */
-  async resolve(p: string, followLast = true): Promise<string> {
-    const pending = p.split("/").filter(Boolean);
-    const done: string[] = [];
-    let links = 0;
-    while (pending.length > 0) {
-      const part = pending.shift()!;
-      if (part === ".") continue;
-      if (part === "..") {
-        done.pop();
-        continue;
-      }
-      const candidate = `/${[...done, part].join("/")}`;
-      const info = await lstat(this.host(candidate)).catch(() => undefined);
-      if (info?.isSymbolicLink() && (followLast || pending.length > 0)) {
-        if (++links > MAX_SYMLINKS) throw new Error(`too many levels of symbolic links in ${p}`);
-        const target = await readlink(this.host(candidate));
-        if (target.startsWith("/")) done.length = 0;
-        pending.unshift(...target.split("/").filter(Boolean));
-        continue;
-      }
-      done.push(part);
-    }
-    return `/${done.join("/")}`;
+  /** What `p` is, links followed inside the rootfs; undefined when it does not exist. */
+  stat(p: string): Promise<Stats | undefined> {
+    return this.with((tree) => tree.stat(p));
+  }
+
+  /**
+   * Runs `fn` with a host path for the directory `dir` of the rootfs, made like `mkdir -p`
+   * (root's, 0755) where missing when `create`.
+   */
+  withDir<T>(dir: string, create: boolean, fn: (dirPath: string) => Promise<T> | T): Promise<T> {
+    return this.with((tree) => tree.withDir(dir, create ? { create: 0o755 } : {}, fn));
   }
 
   private async readEtc(file: string): Promise<string[][]> {
-    const text = await readFile(this.host(await this.resolve(`/etc/${file}`)), "utf8").catch(() => "");
-    return parseColonFile(text);
+    const content = await this.with((tree) =>
+      tree.readFile(`/etc/${file}`, { maxBytes: MAX_ACCOUNTS_FILE }).catch((err: unknown) => {
+        if (err instanceof TenantFileError) throw new TenantFileError(`the template's ${err.message}`);
+        throw err;
+      }),
+    );
+    return parseColonFile(content?.toString("utf8") ?? "");
   }
 
   /** An account by name or numeric uid. */
@@ -95,12 +89,5 @@ export class RootfsView {
       return { uid, gid };
     }
     return { uid, gid: (await this.groupId(userPart)) ?? user?.gid ?? uid };
-  }
-
-  /** `mkdir -p` inside the rootfs; directories it creates are root's, mode 0755. Returns the resolved path. */
-  async mkdirs(dir: string): Promise<string> {
-    const resolved = await this.resolve(dir);
-    await mkdir(this.host(resolved), { recursive: true, mode: 0o755 });
-    return resolved;
   }
 }

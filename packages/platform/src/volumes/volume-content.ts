@@ -16,6 +16,7 @@ import {
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { TenantFileError, TenantTree } from "../lib/tenant-tree.js";
 import { conflict, DomainError, invalid, noSpace, notFound } from "../model/errors.js";
 import { VOLUME_DEFAULT_OWNER } from "../model/volume.js";
 
@@ -55,6 +56,8 @@ export interface CreateOptions extends Ownership {
 
 /** Deepest `depth` a listing takes (E2B's bound). */
 const MAX_DEPTH = 10;
+/** Most entries one listing answers: a sandbox sharing the volume decides how many there are. */
+export const MAX_LIST_ENTRIES = 100_000;
 const DEFAULT_FILE_MODE = 0o644;
 const DEFAULT_DIR_MODE = 0o755;
 
@@ -158,6 +161,10 @@ export class VolumeContent {
           throw err;
         });
         if (!entry) continue;
+        if (out.length >= MAX_LIST_ENTRIES)
+          throw invalid(
+            `${p} holds more than ${MAX_LIST_ENTRIES} entries to depth ${depth}: list a deeper path or a smaller depth`,
+          );
         out.push(entry);
         if (entry.type === "directory" && level < depth) await walk(child, level + 1);
       }
@@ -255,12 +262,17 @@ export class VolumeContent {
     const entry = await this.stat(p);
     if (entry.type === "directory") throw invalid(`Path ${p} is a directory`);
     if (entry.type !== "file") throw invalid(`Path ${p} is a ${entry.type}, not a regular file`);
-    const stream = createReadStream(this.host(p));
-    await new Promise<void>((resolve, reject) => {
-      stream.once("open", () => resolve());
-      stream.once("error", reject);
-    }).catch((err: unknown) => this.fail(err, p));
-    return { size: entry.size, stream };
+    // opened without blocking and checked again on the descriptor: a sandbox sharing the volume
+    // may have put a FIFO in the file's place since the stat
+    let file: ReturnType<TenantTree["openFile"]>;
+    try {
+      file = await TenantTree.with(this.root, (tree) => tree.openFile(p, { links: "refuse" }));
+    } catch (err) {
+      if (err instanceof TenantFileError) throw invalid(`Path ${err.message}`);
+      this.fail(err, p);
+    }
+    if (!file) throw notFound(`Path ${p} not found`);
+    return { size: file.stats.size, stream: createReadStream("", { fd: file.fd }) };
   }
 
   async updateMetadata(raw: string, o: Ownership): Promise<VolumeEntry> {
