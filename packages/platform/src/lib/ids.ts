@@ -10,6 +10,11 @@ export function newTemplateId(): string {
   return randomBytes(10).toString("hex");
 }
 
+/** What a template id looks like (newTemplateId's 20 hex digits). */
+export function isTemplateIdForm(name: string): boolean {
+  return /^[0-9a-f]{20}$/.test(name);
+}
+
 export function newBuildId(): string {
   return randomUUID();
 }

@@ -16,6 +16,17 @@ export function isShippedTemplate(name: string): name is ShippedTemplateName {
   return (SHIPPED_TEMPLATES as readonly string[]).includes(name);
 }
 
+/**
+ * Names only the system team may give a template: `base`, the shipped ones, and `mcp-gateway`
+ * (the template E2B's SDKs ask for when a create names MCP servers), so that no team can take
+ * one before the operator installs it. Unqualified, they resolve to the system team's first.
+ */
+export const RESERVED_TEMPLATE_NAMES: readonly string[] = [BASE_ALIAS, ...SHIPPED_TEMPLATES, "mcp-gateway"];
+
+export function isReservedTemplateName(name: string): boolean {
+  return RESERVED_TEMPLATE_NAMES.includes(name);
+}
+
 /** What a create of a shipped template that is not installed is told. */
 export function notInstalledMessage(name: string): string {
   return `template '${name}' is not installed on this platform: its operator installs it with 'x template install ${name}' (or starts 'x serve --templates ${name}' to keep it built)`;

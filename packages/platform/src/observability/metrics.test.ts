@@ -49,3 +49,38 @@ describe("Prometheus registry", () => {
     expect(() => registry.histogram("h", "x", ["le"], [1])).toThrow(/reserved/);
   });
 });
+
+describe("tenant labels", () => {
+  function registryWithPools(): Registry {
+    const registry = new Registry();
+    const ready = registry.gauge("pool_ready", "Ready.", ["template", "runtime"]);
+    const takes = registry.counter("pool_takes_total", "Takes.", ["template", "runtime", "result"]);
+    const boot = registry.histogram("boot_seconds", "Boots.", ["template"], [1, 5]);
+    ready.set({ template: "aaaaaaaaaaaaaaaaaaaa", runtime: "runc" }, 2);
+    ready.set({ template: "bbbbbbbbbbbbbbbbbbbb", runtime: "runc" }, 3);
+    ready.set({ template: "bbbbbbbbbbbbbbbbbbbb", runtime: "runsc" }, 1);
+    takes.set({ template: "aaaaaaaaaaaaaaaaaaaa", runtime: "runc", result: "hit" }, 4);
+    takes.set({ template: "bbbbbbbbbbbbbbbbbbbb", runtime: "runc", result: "hit" }, 5);
+    boot.observe({ template: "aaaaaaaaaaaaaaaaaaaa" }, 0.5);
+    boot.observe({ template: "bbbbbbbbbbbbbbbbbbbb" }, 3);
+    return registry;
+  }
+
+  it("sums away template labels unless asked to keep them", async () => {
+    const anonymous = await registryWithPools().render();
+    expect(anonymous).not.toContain("template=");
+    expect(anonymous).not.toMatch(/aaaa|bbbb/);
+    expect(anonymous).toContain('pool_ready{runtime="runc"} 5\n');
+    expect(anonymous).toContain('pool_ready{runtime="runsc"} 1\n');
+    expect(anonymous).toContain('pool_takes_total{runtime="runc",result="hit"} 9\n');
+    expect(anonymous).toContain('boot_seconds_bucket{le="1"} 1\n');
+    expect(anonymous).toContain('boot_seconds_bucket{le="5"} 2\n');
+    expect(anonymous).toContain("boot_seconds_sum 3.5\n");
+    expect(anonymous).toContain("boot_seconds_count 2\n");
+
+    const operator = await registryWithPools().render({ tenantLabels: true });
+    expect(operator).toContain('pool_ready{template="aaaaaaaaaaaaaaaaaaaa",runtime="runc"} 2\n');
+    expect(operator).toContain('pool_ready{template="bbbbbbbbbbbbbbbbbbbb",runtime="runsc"} 1\n');
+    expect(operator).toContain('boot_seconds_count{template="bbbbbbbbbbbbbbbbbbbb"} 1\n');
+  });
+});

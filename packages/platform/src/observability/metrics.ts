@@ -7,11 +7,23 @@ export type Labels = Record<string, string>;
 
 type Kind = "counter" | "gauge" | "histogram";
 
+/**
+ * Label names whose values identify a tenant (a team, its templates, aliases or sandboxes).
+ * A scrape that is not known to be the operator's sees none of them: the series they tell
+ * apart are summed into one.
+ */
+export const TENANT_LABELS: ReadonlySet<string> = new Set(["team", "template", "alias", "sandbox"]);
+
+export interface RenderOptions {
+  /** Keep the labels of TENANT_LABELS, each value its own series (for a scrape that showed the metrics token). */
+  tenantLabels?: boolean;
+}
+
 interface Family {
   name: string;
   help: string;
   kind: Kind;
-  render(): string[];
+  render(o: RenderOptions): string[];
 }
 
 function escapeLabel(value: string): string {
@@ -35,10 +47,26 @@ function keyOf(names: readonly string[], labels: Labels): string {
   return JSON.stringify(names.map((n) => labels[n] ?? ""));
 }
 
+const sum = (into: number | undefined, value: number): number => (into ?? 0) + value;
+
 class Series<T> {
   readonly values = new Map<string, { labels: Labels; value: T }>();
 
   constructor(private readonly labelNames: readonly string[]) {}
+
+  /** The series to render: as kept, or without tenant labels and those they told apart merged. */
+  shown(o: RenderOptions, merge: (into: T | undefined, value: T) => T): Array<{ labels: Labels; value: T }> {
+    const kept = o.tenantLabels ? this.labelNames : this.labelNames.filter((n) => !TENANT_LABELS.has(n));
+    if (kept.length === this.labelNames.length) return [...this.values.values()];
+    const merged = new Map<string, { labels: Labels; value: T }>();
+    for (const e of this.values.values()) {
+      const key = keyOf(kept, e.labels);
+      const prior = merged.get(key);
+      const labels = prior?.labels ?? Object.fromEntries(kept.map((n) => [n, e.labels[n] ?? ""]));
+      merged.set(key, { labels, value: merge(prior?.value, e.value) });
+    }
+    return [...merged.values()];
+  }
 
   entry(labels: Labels, init: () => T): { labels: Labels; value: T } {
     const key = keyOf(this.labelNames, labels);
@@ -73,10 +101,8 @@ export class Counter implements Family {
     this.series.entry(labels, () => 0).value = value;
   }
 
-  render(): string[] {
-    return [...this.series.values.values()].map(
-      (e) => `${this.name}${labelText(e.labels)} ${formatValue(e.value)}`,
-    );
+  render(o: RenderOptions): string[] {
+    return this.series.shown(o, sum).map((e) => `${this.name}${labelText(e.labels)} ${formatValue(e.value)}`);
   }
 }
 
@@ -102,10 +128,8 @@ export class Gauge implements Family {
     this.series.values.clear();
   }
 
-  render(): string[] {
-    return [...this.series.values.values()].map(
-      (e) => `${this.name}${labelText(e.labels)} ${formatValue(e.value)}`,
-    );
+  render(o: RenderOptions): string[] {
+    return this.series.shown(o, sum).map((e) => `${this.name}${labelText(e.labels)} ${formatValue(e.value)}`);
   }
 }
 
@@ -140,9 +164,17 @@ export class Histogram implements Family {
     entry.value.count++;
   }
 
-  render(): string[] {
+  render(o: RenderOptions): string[] {
     const lines: string[] = [];
-    for (const { labels, value } of this.series.values.values()) {
+    const merge = (into: HistogramValue | undefined, value: HistogramValue): HistogramValue =>
+      into
+        ? {
+            counts: into.counts.map((n, i) => n + value.counts[i]!),
+            sum: into.sum + value.sum,
+            count: into.count + value.count,
+          }
+        : value;
+    for (const { labels, value } of this.series.shown(o, merge)) {
       let cumulative = 0;
       this.buckets.forEach((bound, i) => {
         cumulative += value.counts[i]!;
@@ -191,13 +223,14 @@ export class Registry {
     this.collectors.push(collect);
   }
 
-  async render(): Promise<string> {
+  /** The exposition text; without `tenantLabels`, with no label that identifies a tenant. */
+  async render(o: RenderOptions = {}): Promise<string> {
     for (const collect of this.collectors) await collect();
     const lines: string[] = [];
     for (const family of this.families.values()) {
       lines.push(`# HELP ${family.name} ${family.help.replaceAll("\\", "\\\\").replaceAll("\n", "\\n")}`);
       lines.push(`# TYPE ${family.name} ${family.kind}`);
-      lines.push(...family.render());
+      lines.push(...family.render(o));
     }
     return `${lines.join("\n")}\n`;
   }

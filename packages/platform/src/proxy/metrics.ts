@@ -61,6 +61,7 @@ export function newProxyMetrics(): ProxyMetrics {
       sandbox_broken: 0,
       sandbox_lost: 0,
       forbidden: 0,
+      rate_limited: 0,
       resolver_failed: 0,
       port_closed: 0,
       upstream_unreachable: 0,

@@ -1,7 +1,13 @@
 import { sql } from "kysely";
 import { newTemplateId, nowIso } from "../lib/ids.js";
-import type { Team } from "../model/team.js";
-import { type Build, DEFAULT_TAG, type Template, type TemplateRef } from "../model/template.js";
+import { SYSTEM_NAMESPACE, type Team } from "../model/team.js";
+import {
+  type Build,
+  DEFAULT_TAG,
+  isReservedTemplateName,
+  type Template,
+  type TemplateRef,
+} from "../model/template.js";
 import { afterCursor, type KeysetCursor } from "./paging.js";
 import type { TemplatesTable } from "./schema.js";
 import { decodeBuild, TemplateBuildStore } from "./template-builds.js";
@@ -73,6 +79,16 @@ export class TemplateStore extends TemplateBuildStore {
     if (after) q = q.where(afterCursor("created_at", after));
     q = q.orderBy("created_at", "desc").orderBy("id");
     return (await (opts.limit === undefined ? q : q.limit(opts.limit)).execute()).map(decodeTemplate);
+  }
+
+  /** How many templates the team owns, those its snapshots made included. */
+  async countTemplates(teamId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom("templates")
+      .select((eb) => eb.fn.countAll<string | number>().as("n"))
+      .where("team_id", "=", teamId)
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
   }
 
   /** Sandboxes not yet killed that run from (or were paused from) the template. */
@@ -147,25 +163,36 @@ export class TemplateStore extends TemplateBuildStore {
   }
 
   /**
-   * Finds the template a reference names, as the team sees it: its own `namespace/alias` or
-   * alias, then a public template of that alias, then a template id.
+   * Finds the template a reference names, as the team sees it: `namespace/alias` is that
+   * namespace's; otherwise a template id first (ids are random, so no name can shadow one),
+   * then an alias as `resolveAlias` finds it. Another team's template is found only by its id
+   * or `namespace/alias`; the caller decides whether the team may use it (public or its own).
    */
   async resolveTemplate(ref: TemplateRef, team: Team): Promise<Template | undefined> {
-    if (ref.namespace) {
-      const id = await this.aliasTarget(ref.namespace, ref.name);
-      return id ? this.getTemplate(id) : undefined;
+    if (!ref.namespace) {
+      const byId = await this.getTemplate(ref.name);
+      if (byId) return byId;
     }
-    const own = await this.aliasTarget(team.namespace, ref.name);
-    if (own) return this.getTemplate(own);
-    const shared = await this.db
-      .selectFrom("template_aliases")
-      .innerJoin("templates", "templates.id", "template_aliases.template_id")
-      .selectAll("templates")
-      .where("template_aliases.alias", "=", ref.name)
-      .where("templates.public", "=", 1)
-      .orderBy("templates.created_at")
-      .executeTakeFirst();
-    return shared ? decodeTemplate(shared) : this.getTemplate(ref.name);
+    return this.resolveAlias(ref, team);
+  }
+
+  /**
+   * The template an alias names for the team: `namespace/alias` is that namespace's; a bare
+   * alias is the team's own, then the system team's. A reserved name (`base`, the shipped
+   * templates) is the system team's first: a team's own row of that name, made before names
+   * were reserved, is reached by `namespace/alias` or its id once the system's is installed.
+   */
+  async resolveAlias(ref: Omit<TemplateRef, "tag">, team: Team): Promise<Template | undefined> {
+    const namespaces = ref.namespace
+      ? [ref.namespace]
+      : isReservedTemplateName(ref.name)
+        ? [SYSTEM_NAMESPACE, team.namespace]
+        : [team.namespace, SYSTEM_NAMESPACE];
+    for (const namespace of namespaces) {
+      const id = await this.aliasTarget(namespace, ref.name);
+      if (id) return this.getTemplate(id);
+    }
+    return undefined;
   }
 
   /** The build a tag points at, or for `default`/no tag the newest ready build. */

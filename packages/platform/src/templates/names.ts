@@ -1,5 +1,12 @@
+import { isTemplateIdForm } from "../lib/ids.js";
 import { DomainError } from "../model/errors.js";
-import { DEFAULT_TAG, type Template } from "../model/template.js";
+import { checkRoom, SYSTEM_NAMESPACE } from "../model/team.js";
+import {
+  DEFAULT_TAG,
+  isReservedTemplateName,
+  RESERVED_TEMPLATE_NAMES,
+  type Template,
+} from "../model/template.js";
 import type { Store } from "../store/index.js";
 
 /** A name or tag a caller sent that cannot be used; the API answers 400 with the message. */
@@ -56,13 +63,24 @@ export function parseName(raw: string): TemplateName {
 
 /**
  * Parses a name a team gives one of its own templates: a namespace, when present, must be the
- * team's own.
+ * team's own; the reserved names are the system team's alone, and no name may have a template
+ * id's form (an id resolves first, so such a name would only mislead).
  */
 export function parseOwnName(raw: string, teamNamespace: string): TemplateName & { namespace: string } {
   const name = parseName(raw);
   if (name.namespace !== undefined && name.namespace !== teamNamespace) {
     throw new InvalidName(
       `namespace '${name.namespace}' in '${raw}' is not your team's ('${teamNamespace}')`,
+    );
+  }
+  if (teamNamespace !== SYSTEM_NAMESPACE && isReservedTemplateName(name.alias)) {
+    throw new InvalidName(
+      `the name '${name.alias}' is reserved for the platform's own templates (${RESERVED_TEMPLATE_NAMES.join(", ")}): choose another`,
+    );
+  }
+  if (isTemplateIdForm(name.alias)) {
+    throw new InvalidName(
+      `invalid name '${raw}': 20 hexadecimal digits are a template id's form, not a name: choose another`,
     );
   }
   return { ...name, namespace: teamNamespace };
@@ -94,6 +112,25 @@ export async function templateNamed(
   const winner = await templateOfName(store, name);
   if (!winner) throw new Error(`template name ${fullName(name.namespace, name.alias)} vanished while taken`);
   return winner;
+}
+
+/**
+ * Refuses (403) what would make the team one template more than it may hold: a new name
+ * (`name` without a template yet), or no name at all (a snapshot's own template).
+ */
+export async function checkTemplateRoom(
+  store: Store,
+  teamId: string,
+  name: { namespace: string; alias: string } | undefined,
+  maxTemplates: number,
+): Promise<void> {
+  if (name && (await templateOfName(store, name))) return;
+  checkRoom(
+    await store.templates.countTemplates(teamId),
+    maxTemplates,
+    "templates (snapshots' included)",
+    "delete one (DELETE /templates/{templateID})",
+  );
 }
 
 async function templateOfName(

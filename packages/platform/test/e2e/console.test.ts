@@ -69,7 +69,11 @@ describeWithConsole("the web console in Chromium", () => {
   }
 
   beforeAll(async () => {
-    t = await startTestPlatform({ runtime: "runc", config: { consoleDir: CONSOLE_DIST_DIR } });
+    // the webhook it registers points at 127.0.0.1, which an operator must allow
+    t = await startTestPlatform({
+      runtime: "runc",
+      config: { consoleDir: CONSOLE_DIST_DIR, allowPrivateWebhooks: ["127.0.0.1"] },
+    });
     consoleUrl = `${t.apiUrl}/console/`;
     browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });

@@ -13,7 +13,13 @@ import type { Store } from "../../store/index.js";
 import { type BuildStartRequest, parseSteps } from "../../templates/build-spec.js";
 import type { BuildBase, Builder } from "../../templates/builder.js";
 import type { LayerStore } from "../../templates/layers.js";
-import { normalizeTags, parseName, parseOwnName, templateNamed } from "../../templates/names.js";
+import {
+  checkTemplateRoom,
+  normalizeTags,
+  parseName,
+  parseOwnName,
+  templateNamed,
+} from "../../templates/names.js";
 import { parseImageSource } from "../../templates/oci-import.js";
 import type { BuildUploads } from "../../templates/uploads.js";
 import type { ApiRequest, HandlersFor } from "../handler.js";
@@ -187,6 +193,7 @@ export function templateRoutes(o: TemplateRoutesOptions): HandlersFor<TemplateOp
         throw invalid(`CPU count exceeds team limits (max: ${limits.cpuCount}), got ${cpuCount}`);
       if (memoryMB > limits.memoryMB)
         throw invalid(`memory exceeds team limits (max: ${limits.memoryMB} MiB), got ${memoryMB}`);
+      await checkTemplateRoom(store, team.id, name, limits.templates);
       const template = await templateNamed(store, team.id, name);
       const build = await store.templates.createBuild({
         templateId: template.id,
@@ -214,7 +221,8 @@ export function templateRoutes(o: TemplateRoutesOptions): HandlersFor<TemplateOp
       const team = teamOf(r);
       const raw = r.params.alias;
       const name = parseName(raw);
-      const template = await store.templates.resolveTemplate(
+      // an alias, not an id: the own team's, then the system's, or `namespace/alias`
+      const template = await store.templates.resolveAlias(
         { namespace: name.namespace, name: name.alias },
         team,
       );
@@ -324,7 +332,13 @@ export function templateRoutes(o: TemplateRoutesOptions): HandlersFor<TemplateOp
       }
       const template = await store.templates.getTemplate(templateID);
       if (!template) throw notFound(`template '${templateID}' not found`);
-      await o.uploads.receive(template.teamId, hash, r.req, o.maxUploadBytes);
+      const team = await store.teams.getTeam(template.teamId);
+      if (!team) throw notFound(`template '${templateID}' not found`);
+      const limits = effectiveLimits(team, o.limits);
+      await o.uploads.receive(template.teamId, hash, r.req, o.maxUploadBytes, {
+        count: limits.uploads,
+        bytes: limits.uploadsMB * 2 ** 20,
+      });
       return { status: 204 };
     },
 
