@@ -27,6 +27,10 @@ function containmentSettings(env: NodeJS.ProcessEnv): ContainmentSettings | unde
 }
 
 async function main(): Promise<void> {
+  // stdout and stderr are the console log, which can be full: Node's own warnings written there
+  // must not end envd (its log lines go around these streams, see context.ts)
+  process.stdout.on("error", () => undefined);
+  process.stderr.on("error", () => undefined);
   // libuv creates its thread pool at the first call that uses it, and aborts the process when
   // a thread cannot be created: under a fork bomb or with the sandbox's memory used up, envd's
   // first file upload would end envd. Most of envd's file calls are synchronous (sync-fs.ts),

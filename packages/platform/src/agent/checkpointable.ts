@@ -11,21 +11,22 @@ const ENVD_PORT_HEX = ENVD_PORT.toString(16).toUpperCase().padStart(4, "0");
  */
 export async function checkpointable(envd: { address: string; accessToken: string }): Promise<boolean> {
   if (!envd.address) return false;
-  let table = "";
+  // each line is judged as it comes: nothing of the output (the sandbox's to shape) is kept
+  let foreign = false;
   const result = await runCommand(
     envd,
     { cmd: "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null", user: "root" },
     {
       onOutput: (line, stream) => {
-        if (stream === "stdout") table += `${line}\n`;
+        if (stream === "stdout" && !foreign) foreign = isForeignSocket(line);
       },
     },
   ).catch(() => undefined);
-  if (!result) return false;
-  const foreign = table
-    .split("\n")
-    .map((line) => line.trim().split(/\s+/)[1] ?? "")
-    .filter((local) => /^[0-9A-F]+:[0-9A-F]{4}$/.test(local))
-    .filter((local) => local.split(":")[1] !== ENVD_PORT_HEX);
-  return foreign.length === 0;
+  return result !== undefined && !foreign;
+}
+
+/** Whether a line of /proc/net/tcp{,6} is a socket other than envd's own. */
+function isForeignSocket(line: string): boolean {
+  const local = line.trim().split(/\s+/)[1] ?? "";
+  return /^[0-9A-F]+:[0-9A-F]{4}$/.test(local) && local.split(":")[1] !== ENVD_PORT_HEX;
 }

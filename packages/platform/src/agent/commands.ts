@@ -1,4 +1,5 @@
 import type { StartResponse } from "@x/envd-client";
+import { LineSplitter } from "../lib/line-splitter.js";
 import { type EnvdTarget, envdClient } from "./envd-http.js";
 
 export interface ShellCommand {
@@ -36,25 +37,6 @@ function callOptions(user: string, signal?: AbortSignal) {
   return { headers: { Authorization: `Basic ${Buffer.from(`${user}:`).toString("base64")}` }, signal };
 }
 
-/** Splits a byte stream into lines, holding back a partial last line until more arrives. */
-class LineSplitter {
-  private partial = "";
-  private readonly decoder = new TextDecoder();
-
-  constructor(private readonly emit: (line: string) => void) {}
-
-  push(bytes: Uint8Array): void {
-    const lines = (this.partial + this.decoder.decode(bytes, { stream: true })).split(/\r?\n/);
-    this.partial = lines.pop() ?? "";
-    for (const line of lines) this.emit(line);
-  }
-
-  end(): void {
-    if (this.partial) this.emit(this.partial);
-    this.partial = "";
-  }
-}
-
 /** Reads a process's event stream to its end, handing output lines on; resolves with how it ended. */
 async function follow(
   stream: AsyncIterable<StartResponse>,
@@ -66,7 +48,8 @@ async function follow(
   for await (const message of stream) {
     const event = message.event?.event;
     if (event?.case === "start") onStart?.();
-    if (event?.case === "data") {
+    // output nobody reads is not split at all
+    if (event?.case === "data" && onOutput) {
       const { output } = event.value;
       if (output.case === "stdout") out.push(output.value);
       if (output.case === "stderr") err.push(output.value);

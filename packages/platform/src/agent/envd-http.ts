@@ -1,12 +1,23 @@
 import http from "node:http";
 import { Readable } from "node:stream";
 import { createEnvdClient, ENVD_PORT, type EnvdClient } from "@x/envd-client";
+import { limitStream, TooLargeError } from "../lib/bounded-read.js";
 
 /** A sandbox's envd as the platform reaches it: the sandbox address, not the proxy. */
 export interface EnvdTarget {
   address: string;
   accessToken: string;
 }
+
+/**
+ * What the host reads of envd's answers. A sandbox's root can put its own server on envd's
+ * port: a plain answer (/init, a unary call) is at most ENVD_ANSWER_MAX_BYTES, and each message
+ * of a stream (process output: envd sends what one read of a pipe gives, 64 KiB at most) at
+ * most ENVD_MESSAGE_MAX_BYTES; a stream as a whole is not capped, its readers keep only bounded
+ * parts of it (see commands.ts).
+ */
+export const ENVD_ANSWER_MAX_BYTES = 1024 * 1024;
+export const ENVD_MESSAGE_MAX_BYTES = 4 * 1024 * 1024;
 
 /**
  * An agent for one request whose connection the host closes itself once the response has
@@ -70,7 +81,10 @@ export const envdFetch: typeof fetch = async (input, init) => {
         const bodiless = [204, 205, 304].includes(status);
         // read to its end even without a body, so 'end' fires and the host closes the connection
         if (bodiless) res.resume();
-        const stream = bodiless ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
+        const what = `envd's answer to ${request.method} ${url.pathname}`;
+        const stream = bodiless
+          ? null
+          : bounded(Readable.toWeb(res) as ReadableStream<Uint8Array>, received, what);
         resolve(new Response(stream, { status, statusText: res.statusMessage, headers: received }));
       },
     );
@@ -85,6 +99,53 @@ export const envdFetch: typeof fetch = async (input, init) => {
     req.end(body);
   });
 };
+
+/** The body with its limit: per message for a Connect stream, whole for anything else. */
+function bounded(
+  body: ReadableStream<Uint8Array>,
+  headers: Headers,
+  what: string,
+): ReadableStream<Uint8Array> {
+  const streaming = (headers.get("content-type") ?? "").startsWith("application/connect+");
+  return streaming
+    ? limitEnvelopes(body, ENVD_MESSAGE_MAX_BYTES, `a message of ${what}`)
+    : limitStream(body, ENVD_ANSWER_MAX_BYTES, what);
+}
+
+/**
+ * A Connect stream checked as it passes: each message is a flags byte, a 4-byte big-endian
+ * length and that many bytes. A length past `maxBytes` errors the stream at its header, before
+ * anyone gathers the message (the Connect client would, up to 4 GiB).
+ */
+export function limitEnvelopes(
+  body: ReadableStream<Uint8Array>,
+  maxBytes: number,
+  what: string,
+): ReadableStream<Uint8Array> {
+  const header = new Uint8Array(5);
+  let headerFilled = 0;
+  let remaining = 0;
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        for (let i = 0; i < chunk.length; ) {
+          if (remaining > 0) {
+            const n = Math.min(remaining, chunk.length - i);
+            i += n;
+            remaining -= n;
+            continue;
+          }
+          header[headerFilled++] = chunk[i++]!;
+          if (headerFilled < header.length) continue;
+          headerFilled = 0;
+          remaining = new DataView(header.buffer).getUint32(1);
+          if (remaining > maxBytes) return controller.error(new TooLargeError(what, maxBytes));
+        }
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+}
 
 export function envdClient(target: EnvdTarget): EnvdClient {
   return createEnvdClient({

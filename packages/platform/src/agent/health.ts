@@ -1,7 +1,7 @@
 import http from "node:http";
 import net from "node:net";
 import { ENVD_PORT } from "@x/envd-client";
-import { hostClosedAgent } from "./envd-http.js";
+import { ENVD_ANSWER_MAX_BYTES, hostClosedAgent } from "./envd-http.js";
 
 /** One GET /health: whether envd answered it with success. */
 function healthy(address: string, onError: (message: string) => void): Promise<boolean> {
@@ -10,7 +10,13 @@ function healthy(address: string, onError: (message: string) => void): Promise<b
     const req = http.get({ host: address, port: ENVD_PORT, path: "/health", timeout: 1000, agent }, (res) => {
       res.once("end", done);
       res.once("close", done);
-      res.resume();
+      // read to its end (and dropped), so the host closes the connection: a body without end
+      // (a sandbox's own server on envd's port) is cut off
+      let read = 0;
+      res.on("data", (chunk: Buffer) => {
+        read += chunk.length;
+        if (read > ENVD_ANSWER_MAX_BYTES) res.destroy();
+      });
       resolve((res.statusCode ?? 500) < 300);
     });
     req.on("error", (err) => {

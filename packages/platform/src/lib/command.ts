@@ -1,4 +1,5 @@
 import { access, constants } from "node:fs/promises";
+import { LineSplitter } from "./line-splitter.js";
 import { spawnOwned } from "./owned-process.js";
 import { spawner } from "./spawner.js";
 
@@ -20,6 +21,8 @@ export interface CommandOptions {
   timeoutMs?: number;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /** The most of stdout (and of stderr) read; past it the command fails (see SpawnRequest). */
+  maxOutputBytes?: number;
 }
 
 /** Runs a command to completion (through the platform's command helper) and returns its stdout. */
@@ -51,16 +54,11 @@ export function commandLines(
       signal: opts.signal,
     });
     const tail: string[] = [];
+    // lines cut at a length: a registry or an image decides what some of these tools print
     const feed = (stream: NodeJS.ReadableStream) => {
-      let buf = "";
-      stream.setEncoding("utf8");
-      stream.on("data", (chunk: string) => {
-        buf += chunk;
-        const lines = buf.split(/\r?\n|\r/);
-        buf = lines.pop() ?? "";
-        for (const line of lines) emit(line);
-      });
-      stream.on("end", () => buf && emit(buf));
+      const lines = new LineSplitter(emit, { cr: true });
+      stream.on("data", (chunk: Buffer) => lines.push(chunk));
+      stream.on("end", () => lines.end());
     };
     const emit = (line: string) => {
       tail.push(line);

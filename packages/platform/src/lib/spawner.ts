@@ -21,6 +21,11 @@ export interface SpawnRequest {
   timeoutMs?: number;
   /** stdout and stderr appended to this file instead of captured (detached containers). */
   outputFile?: string;
+  /**
+   * The most of stdout, and of stderr, kept (64 MiB by default, for the host's own tools);
+   * past it the command is killed and fails. Lower for what a tenant's image or archive decides.
+   */
+  maxOutputBytes?: number;
 }
 
 /** How it ended: `code` is the exit code, or the signal's name, or an errno code when it could not start. */
@@ -55,11 +60,14 @@ process.on("message", ({ id, req }) => {
     const child = execFile(
       req.file,
       req.args,
-      { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: req.timeoutMs, env: req.env, cwd: req.cwd },
+      { encoding: "utf8", maxBuffer: req.maxOutputBytes ?? 64 * 1024 * 1024, timeout: req.timeoutMs, env: req.env, cwd: req.cwd },
       (err, stdout, stderr) => {
         if (!err) return reply(id, { code: 0, stdout, stderr });
         const code = typeof err.code === "number" ? err.code : (err.signal ?? err.code ?? null);
-        reply(id, { code, stdout, stderr, error: err.killed ? "timed out" : err.message });
+        const error = err.code === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER"
+          ? "its output was longer than the " + (req.maxOutputBytes ?? 64 * 1024 * 1024) + " bytes the platform reads"
+          : err.killed ? "timed out" : err.message;
+        reply(id, { code, stdout, stderr: code === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER" ? error : stderr, error });
       },
     );
     child.stdin.on("error", () => undefined);

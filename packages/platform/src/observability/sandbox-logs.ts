@@ -1,4 +1,5 @@
-import { open } from "node:fs/promises";
+import { readFileTail } from "../lib/bounded-read.js";
+import { lineCutMark, MAX_LINE_BYTES } from "../lib/line-splitter.js";
 import type { Sandbox } from "../model/sandbox.js";
 import type { Store } from "../store/index.js";
 
@@ -42,12 +43,15 @@ export interface SandboxLogQuery {
 export interface SandboxLogSources {
   store: Store;
   sandbox: Sandbox;
-  /** The container's console: envd's structured stderr and the runtime's own lines. */
-  consoleLog: string;
+  /**
+   * The container's console, oldest file first (what is kept of earlier runs, then the running
+   * one's): envd's structured stderr and the runtime's own lines.
+   */
+  consoleLogs: readonly string[];
 }
 
 const SEVERITY: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
-/** Only this much of the end of a console log is read: logs stay cheap however chatty a sandbox is. */
+/** Only this much of the end of a sandbox's console is read: logs stay cheap however chatty a sandbox is. */
 const CONSOLE_TAIL_BYTES = 8 * 1024 * 1024;
 /** Events of one sandbox considered per request (they are few: one per lifecycle change). */
 const MAX_EVENTS = 10_000;
@@ -66,24 +70,29 @@ function stringFields(
   return { ...out, ...extra };
 }
 
-async function readTail(file: string, maxBytes: number): Promise<string> {
-  const handle = await open(file, "r").catch((err: NodeJS.ErrnoException) => {
-    if (err.code === "ENOENT") return undefined;
-    throw err;
-  });
-  if (!handle) return "";
-  try {
-    const { size } = await handle.stat();
-    const start = Math.max(0, size - maxBytes);
-    const buffer = Buffer.alloc(size - start);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
-    const text = buffer.subarray(0, bytesRead).toString("utf8");
-    // a tail that starts mid-line drops the partial line
-    return start > 0 ? text.slice(text.indexOf("\n") + 1) : text;
-  } finally {
-    await handle.close();
+/** The newest `maxBytes` of the files taken as one text, oldest first, starting at a whole line. */
+async function readTail(files: readonly string[], maxBytes: number): Promise<string> {
+  const parts: Buffer[] = [];
+  let left = maxBytes;
+  let cut = false;
+  for (const file of [...files].reverse()) {
+    if (left === 0) break;
+    const tail = await readFileTail(file, left);
+    if (tail.bytes.length === 0) continue;
+    // a file of its own ends with a whole line, even when its writer was stopped mid-line
+    const bytes =
+      tail.bytes[tail.bytes.length - 1] === 0x0a ? tail.bytes : Buffer.concat([tail.bytes, NEWLINE]);
+    parts.unshift(bytes);
+    left = Math.max(0, left - tail.bytes.length);
+    cut = tail.cut;
+    if (cut) break;
   }
+  const text = Buffer.concat(parts).toString("utf8");
+  // a tail that starts mid-line drops the partial line
+  return cut ? text.slice(text.indexOf("\n") + 1) : text;
 }
+
+const NEWLINE = Buffer.from("\n");
 
 /**
  * Console lines: JSON objects `{t, level, msg, ...}` from envd, anything else verbatim (the
@@ -92,7 +101,10 @@ async function readTail(file: string, maxBytes: number): Promise<string> {
 export function parseConsole(text: string, startedAt: string): SandboxLogEntry[] {
   const entries: SandboxLogEntry[] = [];
   let timestamp = startedAt;
-  for (const line of text.split("\n")) {
+  for (const whole of text.split("\n")) {
+    // a line the sandbox wrote without end (its root can write to the console) is shown cut
+    const line =
+      whole.length > MAX_LINE_BYTES ? whole.slice(0, MAX_LINE_BYTES) + lineCutMark(MAX_LINE_BYTES) : whole;
     if (line.trim() === "") continue;
     let parsed: unknown;
     try {
@@ -139,7 +151,7 @@ export async function readSandboxLogs(
     message: e.type.replaceAll(".", " ").replaceAll("_", " "),
     fields: stringFields(e.data, { source: "platform", event: e.type }),
   }));
-  entries.push(...parseConsole(await readTail(sources.consoleLog, CONSOLE_TAIL_BYTES), sandbox.startedAt));
+  entries.push(...parseConsole(await readTail(sources.consoleLogs, CONSOLE_TAIL_BYTES), sandbox.startedAt));
 
   const minSeverity = query.minLevel ? SEVERITY[query.minLevel] : 0;
   const wanted = entries.filter((entry) => {

@@ -4,6 +4,7 @@ import type { Logger } from "../lib/log.js";
 import type { RuntimeName } from "../model/sandbox.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { Store } from "../store/index.js";
+import type { BuildLogLimits } from "./build-log.js";
 import { Builder } from "./builder.js";
 import { LayerStore } from "./layers.js";
 import { RegistryCache } from "./registry/pull.js";
@@ -39,14 +40,30 @@ export async function createBuildService(o: {
   /** Mirrors (`REGISTRY=MIRROR`) and insecure registries (`host[:port]`) for pulling images. */
   registryMirrors?: readonly string[];
   insecureRegistries?: readonly string[];
+  /** Internal registries pulls may reach (`HOST[:PORT]` or a CIDR); every other internal address is refused. */
+  allowPrivateRegistries?: readonly string[];
+  /** Mirrors trusted with teams' registry credentials (`host[:port]`). */
+  credentialMirrors?: readonly string[];
+  /** Every address of a name (A and AAAA); the host's resolver when unset. */
+  resolveHost?(name: string): Promise<string[]>;
+  /** How much of its commands' output one build's log keeps. */
+  buildLogLimits?: BuildLogLimits;
   log: Logger;
 }): Promise<BuildService> {
   const layers = new LayerStore(o.dataDir, o.owner, o.onLayer);
   const uploads = await BuildUploads.open(o.dataDir);
   const importDir = path.join(o.dataDir, "import");
   await mkdir(importDir, { recursive: true });
-  const settings = registrySettings({ mirrors: o.registryMirrors, insecure: o.insecureRegistries });
-  const registries = new RegistryCache(path.join(o.dataDir, "images", "registry"), settings);
+  const settings = registrySettings({
+    mirrors: o.registryMirrors,
+    insecure: o.insecureRegistries,
+    allowPrivate: o.allowPrivateRegistries,
+    credentialMirrors: o.credentialMirrors,
+  });
+  const registries = new RegistryCache(path.join(o.dataDir, "images", "registry"), settings, {
+    ...(o.resolveHost ? { resolve: o.resolveHost } : {}),
+    log: o.log.child({ component: "registry" }),
+  });
   const builder = new Builder({
     store: o.store,
     host: o.host,
@@ -55,6 +72,7 @@ export async function createBuildService(o: {
     uploads,
     importDir,
     registries,
+    ...(o.buildLogLimits ? { logLimits: o.buildLogLimits } : {}),
     log: o.log,
   });
   await builder.recover();

@@ -1,4 +1,4 @@
-import { chown, lstat, rm } from "node:fs/promises";
+import { chown, rm } from "node:fs/promises";
 import path from "node:path";
 import { runCommand } from "../agent/commands.js";
 import { runStartCommand } from "../agent/start-command.js";
@@ -9,7 +9,7 @@ import type { Team } from "../model/team.js";
 import { type Build, type RuntimeSpec, runtimeSpecOf } from "../model/template.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { Store } from "../store/index.js";
-import { BuildLog } from "./build-log.js";
+import { BuildLog, type BuildLogLimits } from "./build-log.js";
 import { withBuildSandbox } from "./build-sandbox.js";
 import { type BuildStartRequest, InvalidBuild, type Step } from "./build-spec.js";
 import { copyFromArchive } from "./copy-step.js";
@@ -46,6 +46,8 @@ export interface BuilderOptions {
   log: Logger;
   /** Builds run at once; later ones wait in status `waiting`. */
   concurrency?: number;
+  /** How much of its commands' output one build's log keeps (build-log.ts's default otherwise). */
+  logLimits?: BuildLogLimits;
 }
 
 /** How long a start command may take to become ready during a build. */
@@ -175,8 +177,11 @@ export class Builder {
   private async run(job: BuildJob, signal: AbortSignal): Promise<void> {
     const { store } = this.o;
     const build = job.build;
-    const log = new BuildLog(store, build.id, (err) =>
-      this.o.log.error({ buildId: build.id, err }, "could not write build logs"),
+    const log = new BuildLog(
+      store,
+      build.id,
+      (err) => this.o.log.error({ buildId: build.id, err }, "could not write build logs"),
+      this.o.logLimits,
     );
     const started = Date.now();
     await store.templates.updateBuild(build.id, { status: "building" });
@@ -247,7 +252,7 @@ export class Builder {
       importDir: this.o.importDir,
       registries: this.o.registries,
       scope,
-      log: (line) => log.info(line, "base"),
+      log: (line) => log.output(line, "base"),
       signal,
     });
     const { user, workdir, envVars, layer, key } = image;
@@ -320,6 +325,7 @@ export class Builder {
               mode: step.mode,
               workdir: ctx.workdir,
               user: ctx.user,
+              onSkipped: (entry, kind) => run.log.output(`skipped ${entry}: ${kind} is not copied`, n),
             }),
           );
         } catch (err) {
@@ -333,11 +339,11 @@ export class Builder {
         const dir = ctx.workdir!;
         // like `mkdir -p` as the step's user: a directory it makes is that user's
         return layers.writeThrough(ctx.layers, ctx.key, async (view) => {
-          const resolved = await view.resolve(dir);
-          if (await lstat(view.host(resolved)).catch(() => undefined)) return;
-          await view.mkdirs(resolved);
+          if (await view.stat(dir)) return;
           const owner = await view.user(ctx.user);
-          if (owner) await chown(view.host(resolved), owner.uid, owner.gid);
+          await view.withDir(dir, true, async (made) => {
+            if (owner) await chown(made, owner.uid, owner.gid);
+          });
         });
       }
     }
@@ -365,7 +371,7 @@ export class Builder {
     await withBuildSandbox(
       this.sandboxSpec(run),
       async (target) => {
-        const result = await runCommand(target, command, { onOutput: (line) => log.info(line, n), signal });
+        const result = await runCommand(target, command, { onOutput: (line) => log.output(line, n), signal });
         if (result.exitCode !== 0) {
           throw new BuildStepError(
             `command '${c.cmd}' failed: ${result.status} (exit code ${result.exitCode})`,
@@ -401,7 +407,7 @@ export class Builder {
     await withBuildSandbox(this.sandboxSpec(run), (target) =>
       runStartCommand(target, spec, {
         timeoutMs: READY_TIMEOUT_MS,
-        onOutput: (line) => log.info(line, "finalize"),
+        onOutput: (line) => log.output(line, "finalize"),
       }),
     );
     log.info("Template is ready", "finalize");

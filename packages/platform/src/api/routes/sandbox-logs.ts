@@ -6,8 +6,8 @@ import { ownedSandbox } from "./access.js";
 
 export interface SandboxLogsRoutesOptions {
   store: Store;
-  /** Path of a sandbox's console log. */
-  consoleLog(sandboxId: string): string;
+  /** Paths of a sandbox's console logs, oldest first. */
+  consoleLogs(sandboxId: string): string[];
 }
 
 /** Times are compared as ISO text, which sorts correctly up to the year 9999: later means "the end of time". */
@@ -20,7 +20,7 @@ export function sandboxLogsRoutes(
   o: SandboxLogsRoutesOptions,
 ): HandlersFor<"getSandboxLogsLegacy" | "getSandboxLogs"> {
   const read = (row: Sandbox, query: SandboxLogQuery) =>
-    readSandboxLogs({ store: o.store, sandbox: row, consoleLog: o.consoleLog(row.id) }, query);
+    readSandboxLogs({ store: o.store, sandbox: row, consoleLogs: o.consoleLogs(row.id) }, query);
 
   return {
     getSandboxLogsLegacy: async (r) => {
