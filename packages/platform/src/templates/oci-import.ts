@@ -23,6 +23,10 @@ export type ImageSource =
 const BASE_IMAGE = /^(docker\.io\/)?e2bdev\/base(:[\w.-]+)?$/;
 const LOCAL_TRANSPORT = /^(oci|oci-archive|docker-archive):/;
 const LOCAL_IMAGE = /^(oci|oci-archive|docker-archive):(\/[^:]+)(?::([\w.@:/-]+))?$/;
+/** An image's manifest or config as skopeo prints it: 4 MiB, the size registries accept for a manifest. */
+export const IMAGE_JSON_MAX_BYTES = 4 * 1024 * 1024;
+/** What skopeo copy and umoci unpack may print (an image's files decide their warnings). */
+const TOOL_OUTPUT_MAX_BYTES = 1024 * 1024;
 
 /**
  * Credentials of `fromImageRegistry` as a registry login. A GCP service account key is the
@@ -107,18 +111,28 @@ export interface ImportOptions {
   layers: LayerStore;
   importDir: string;
   registries: RegistryCache;
-  /** Cache entries are a team's own: the key's scope. */
+  /** The team's id: its cache entries' scope, and which of `teams/<id>/` under `importDir` it may read. */
   scope: string;
   log(line: string): void;
   signal?: AbortSignal;
 }
 
-async function insideDir(file: string, dir: string): Promise<boolean> {
+/** Where teams' own images are kept in the import directory: `teams/<team id>/…`, each readable by its team alone. */
+export const TEAM_IMPORTS = "teams";
+
+/**
+ * Whether a team may import `file`: it lies (links resolved) under the import directory, and
+ * not under another team's `teams/<id>/`. The rest of the directory is the operator's images
+ * for every team.
+ */
+async function importable(file: string, dir: string, teamId: string): Promise<boolean> {
   const [real, root] = await Promise.all([
     realpath(file).catch(() => undefined),
     realpath(dir).catch(() => undefined),
   ]);
-  return Boolean(real && root && real.startsWith(`${root}/`));
+  if (!real || !root || !real.startsWith(`${root}/`)) return false;
+  const [first, owner] = path.relative(root, real).split(path.sep);
+  return first !== TEAM_IMPORTS || owner === teamId;
 }
 
 /**
@@ -131,7 +145,10 @@ async function unpack(image: string, key: string, o: ImportOptions): Promise<voi
   const staging = await o.layers.staging();
   try {
     const rootfs = path.join(staging, "rootfs");
-    await command(umoci, ["raw", "unpack", "--image", image, rootfs], { timeoutMs: 30 * 60_000 });
+    await command(umoci, ["raw", "unpack", "--image", image, rootfs], {
+      timeoutMs: 30 * 60_000,
+      maxOutputBytes: TOOL_OUTPUT_MAX_BYTES,
+    });
     await o.layers.commit(rootfs, key);
   } finally {
     await rm(staging, { recursive: true, force: true });
@@ -174,7 +191,8 @@ export async function importImage(
   o: ImportOptions,
 ): Promise<ImportedImage> {
   if (source.kind === "registry") return importFromRegistry(source, o);
-  if (!(await insideDir(source.path, o.importDir))) {
+  // another team's images answer as none would: their names are not for this team to learn
+  if (!(await importable(source.path, o.importDir, o.scope))) {
     throw new InvalidBuild(
       `image path ${source.path} does not exist under ${o.importDir}, the platform's import directory`,
       "base",
@@ -182,8 +200,10 @@ export async function importImage(
   }
   const skopeo = await requireBinary("skopeo", "apt-get install skopeo");
   const ref = describeImageSource(source);
-  const manifest = await command(skopeo, ["inspect", "--raw", ref]);
-  const config = JSON.parse(await command(skopeo, ["inspect", "--config", ref])) as ImageConfig;
+  const manifest = await command(skopeo, ["inspect", "--raw", ref], { maxOutputBytes: IMAGE_JSON_MAX_BYTES });
+  const config = JSON.parse(
+    await command(skopeo, ["inspect", "--config", ref], { maxOutputBytes: IMAGE_JSON_MAX_BYTES }),
+  ) as ImageConfig;
   const digest = createHash("sha256").update(manifest).digest("hex");
   const key = LayerStore.key(o.scope, "image", digest);
   if (await o.layers.has(key)) {
@@ -194,6 +214,7 @@ export async function importImage(
       o.log(`importing ${ref} (sha256:${digest.slice(0, 12)})`);
       await command(skopeo, ["copy", "--quiet", ref, `oci:${staging}/layout:image`], {
         timeoutMs: 30 * 60_000,
+        maxOutputBytes: TOOL_OUTPUT_MAX_BYTES,
       });
       await unpack(`${staging}/layout:image`, key, o);
     } finally {

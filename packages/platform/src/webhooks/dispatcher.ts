@@ -1,10 +1,19 @@
 import { randomUUID } from "node:crypto";
+import http from "node:http";
+import https from "node:https";
 import { nowIso } from "../lib/ids.js";
 import type { Logger } from "../lib/log.js";
 import type { SandboxEventType, Webhook, WebhookTarget } from "../model/webhook.js";
+import {
+  type DestinationGuard,
+  describeRefusal,
+  pinnedLookup,
+  ResolveError,
+} from "../network/destination-guard.js";
 import { timeMarker } from "../store/events.js";
 import type { DeliveryNext, DueDelivery, NewDelivery, PlatformEvent, Store } from "../store/index.js";
 import { DEFAULT_RETRY_POLICY, nextAttemptAt, type RetryPolicy } from "./backoff.js";
+import { webhookEndpoint } from "./destination.js";
 import { presentEvents, recordedTypesOf, wireTypeOf } from "./sandbox-events.js";
 import { SIGNATURE_VERSION, signPayload } from "./signature.js";
 
@@ -32,13 +41,68 @@ export interface WebhookDispatcherOptions {
   stopGraceMs?: number;
   /** Events matched per transaction. */
   batch?: number;
-  /** The HTTP client (tests inject one only to see what is sent). */
-  fetch?: typeof fetch;
+  /**
+   * Decides where a delivery may go: each attempt resolves the URL's host again and connects
+   * only to the addresses this let through (a name that now resolves to an internal address,
+   * DNS rebinding, is refused).
+   */
+  guard: DestinationGuard;
   /** In [0, 1): spreads retries (jitter). */
   random?: () => number;
 }
 
 const PRUNE_EVERY_MS = 10 * 60_000;
+/** What the delivery log says of a destination the guard refused (and which is not tried again). */
+export const DESTINATION_NOT_ALLOWED = "destination not allowed";
+
+/** What one attempt got: the endpoint's status, or why there is none. */
+interface Sent {
+  statusCode: number | null;
+  error: string | null;
+  deliveryId?: string;
+  /** The guard refused the destination: no later attempt would be allowed either. */
+  refused?: boolean;
+}
+
+/**
+ * One POST to `url`, connected to one of `addresses` (checked by the guard) whatever its host
+ * resolves to now, with the URL's host as Host and TLS server name; resolves the status as soon
+ * as it comes (the body is not read). Redirects are not followed: a 3xx is the endpoint's answer.
+ */
+function postTo(
+  url: string,
+  addresses: readonly string[],
+  o: { headers: Record<string, string>; body: string; signal: AbortSignal },
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const client = url.startsWith("https:") ? https : http;
+    const req = client.request(
+      url,
+      {
+        method: "POST",
+        headers: { ...o.headers, "Content-Length": String(Buffer.byteLength(o.body)) },
+        lookup: pinnedLookup(addresses),
+        // a connection of its own: a pooled one could have been made for another answer of the name
+        agent: false,
+        signal: o.signal,
+      },
+      (res) => {
+        resolve(res.statusCode ?? 0);
+        res.destroy();
+      },
+    );
+    req.on("error", reject);
+    req.end(o.body);
+  });
+}
+
+/** What went wrong with a request that was allowed: a name that did not resolve, or the socket's error code. */
+function describeFailure(err: unknown): string {
+  if (err instanceof ResolveError) return `could not reach the endpoint: ${err.code}`;
+  const e = (typeof err === "object" && err !== null ? err : {}) as { code?: unknown; message?: unknown };
+  if (typeof e.code === "string") return `could not reach the endpoint: ${e.code}`;
+  return typeof e.message === "string" ? `could not reach the endpoint: ${e.message}` : String(err);
+}
 /** A claim outlives its request's timeout by this, so a live sender always settles first. */
 const CLAIM_MARGIN_MS = 30_000;
 
@@ -74,7 +138,7 @@ export class WebhookDispatcher {
   private readonly retentionMs: number;
   private readonly stopGraceMs: number;
   private readonly batch: number;
-  private readonly fetch: typeof fetch;
+  private readonly guard: DestinationGuard;
   private readonly random: () => number;
   private readonly inFlight = new Map<string, InFlight>();
   private timer: NodeJS.Timeout | undefined;
@@ -95,7 +159,7 @@ export class WebhookDispatcher {
     this.retentionMs = o.retentionMs ?? 7 * 24 * 3600_000;
     this.stopGraceMs = o.stopGraceMs ?? 2000;
     this.batch = o.batch ?? 200;
-    this.fetch = o.fetch ?? fetch;
+    this.guard = o.guard;
     this.random = o.random ?? Math.random;
   }
 
@@ -227,14 +291,14 @@ export class WebhookDispatcher {
     if (!target) return;
     const attempt = d.attempts + 1;
     const startedAt = Date.now();
-    const sent = target.enabled
+    const sent: Sent | "stopped" = target.enabled
       ? await this.post(target, d, stopping)
       : { statusCode: null, error: "the webhook is disabled: its deliveries under way are dropped" };
     if (sent === "stopped") return this.store.webhookDeliveries.release(d);
     const finishedAt = Date.now();
     const delivered = sent.statusCode !== null && sent.statusCode >= 200 && sent.statusCode < 300;
     const retryAt =
-      delivered || !target.enabled
+      delivered || !target.enabled || sent.refused
         ? undefined
         : nextAttemptAt(this.policy, attempt, Date.parse(d.createdAt), finishedAt, this.random());
     const next: DeliveryNext = delivered
@@ -272,16 +336,27 @@ export class WebhookDispatcher {
       );
   }
 
-  /** POSTs the delivery's body, signed; "stopped" when the platform's stop cut it. */
+  /** POSTs the delivery's body, signed, where the guard allows; "stopped" when the platform's stop cut it. */
   private async post(
     target: WebhookTarget,
     d: DueDelivery,
     stopping: AbortSignal,
-  ): Promise<{ statusCode: number | null; error: string | null; deliveryId?: string } | "stopped"> {
+  ): Promise<Sent | "stopped"> {
     const deliveryId = randomUUID();
+    const timeout = AbortSignal.timeout(this.timeoutMs);
     try {
-      const res = await this.fetch(target.url, {
-        method: "POST",
+      const { host, port } = webhookEndpoint(target.url);
+      const check = await this.guard.check(host, port);
+      if (!check.allowed) {
+        // the operator's log says why; the team's delivery log has the same words whatever lies
+        // behind, so that it is no map of the host's networks
+        this.log.info(
+          { webhookId: d.webhookId, refused: describeRefusal(host, check) },
+          "webhook destination refused",
+        );
+        return { statusCode: null, error: DESTINATION_NOT_ALLOWED, deliveryId, refused: true };
+      }
+      const statusCode = await postTo(target.url, check.addresses, {
         headers: {
           "Content-Type": "application/json",
           "User-Agent": "x-sandbox-platform-webhooks",
@@ -291,32 +366,15 @@ export class WebhookDispatcher {
           "e2b-signature": signPayload(target.signatureSecret, d.payload),
         },
         body: d.payload,
-        redirect: "manual",
-        signal: AbortSignal.any([stopping, AbortSignal.timeout(this.timeoutMs)]),
+        signal: AbortSignal.any([stopping, timeout]),
       });
-      await res.body?.cancel().catch(() => undefined);
-      return { statusCode: res.status, error: null, deliveryId };
+      return { statusCode, error: null, deliveryId };
     } catch (err) {
       if (stopping.aborted) return "stopped";
-      return { statusCode: null, error: this.describe(err), deliveryId };
+      if (timeout.aborted)
+        return { statusCode: null, error: `no answer within ${this.timeoutMs / 1000}s`, deliveryId };
+      return { statusCode: null, error: describeFailure(err), deliveryId };
     }
-  }
-
-  /** What went wrong with a request, read by shape: errors of the network stack may come from another realm. */
-  private describe(err: unknown): string {
-    const e = (typeof err === "object" && err !== null ? err : {}) as {
-      name?: unknown;
-      message?: unknown;
-      cause?: unknown;
-    };
-    if (e.name === "TimeoutError") return `no answer within ${this.timeoutMs / 1000}s`;
-    const cause = (typeof e.cause === "object" && e.cause !== null ? e.cause : {}) as {
-      code?: unknown;
-      message?: unknown;
-    };
-    if (typeof cause.code === "string") return `could not reach the endpoint: ${cause.code}`;
-    if (typeof cause.message === "string") return `could not reach the endpoint: ${cause.message}`;
-    return typeof e.message === "string" ? e.message : String(err);
   }
 
   /** Forgets the delivery log's old attempts, now and then. */

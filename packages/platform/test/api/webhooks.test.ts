@@ -20,6 +20,8 @@ import {
 import { type ApiPlatform, startApiPlatform } from "./support.js";
 
 const SECRET = "whsec-api-test-secret-value";
+/** The receivers are on 127.0.0.1, which an operator must allow (`--allow-private-webhooks`). */
+const RECEIVERS_ALLOWED = { allowPrivateWebhooks: ["127.0.0.1"] };
 const ALL = [...SANDBOX_EVENT_TYPES];
 
 const short = (type: string) => type.replace("sandbox.lifecycle.", "");
@@ -29,7 +31,7 @@ describe.each(DIALECTS)("webhooks API on %s", (dialect) => {
   const receivers: WebhookReceiver[] = [];
 
   beforeAll(async () => {
-    api = await startApiPlatform(dialect);
+    api = await startApiPlatform(dialect, RECEIVERS_ALLOWED);
   });
 
   afterAll(async () => {
@@ -301,7 +303,7 @@ describe.each(DIALECTS)("webhooks through a platform restart on %s", (dialect) =
     const databaseUrl = pg?.url ?? `sqlite:${path.join(scratch, "platform.db")}`;
     const ok = await startReceiver(SECRET);
     try {
-      const first = await startTestPlatform({ runtime: "runc", databaseUrl });
+      const first = await startTestPlatform({ runtime: "runc", databaseUrl, config: RECEIVERS_ALLOWED });
       const call = (t: typeof first, method: string, url: string, body?: unknown) =>
         fetch(`${t.apiUrl}${url}`, {
           method,
@@ -327,7 +329,7 @@ describe.each(DIALECTS)("webhooks through a platform restart on %s", (dialect) =
       }
       expect(ok.received).toHaveLength(1);
 
-      const second = await startTestPlatform({ runtime: "runc", databaseUrl });
+      const second = await startTestPlatform({ runtime: "runc", databaseUrl, config: RECEIVERS_ALLOWED });
       try {
         await deliveriesSettled(second.platform.store);
       } finally {

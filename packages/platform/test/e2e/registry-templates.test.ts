@@ -2,10 +2,14 @@
  * Templates from container registries through the public e2b client: Debian's docker-registry
  * on loopback ports (one open, one behind an htpasswd login) holds an image this test makes
  * itself with umoci (no network beyond loopback), and `fromImage` / `fromDockerfile` pull it
- * with skopeo. The platform builds under gVisor; sandboxes run under gVisor and runc.
+ * with skopeo. The platform builds under gVisor; sandboxes run under gVisor and runc. Two
+ * mirrors of the login registry record what they are sent: a team's credentials go only to the
+ * one the operator trusts with them (review L6).
  */
 import { execFileSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { Sandbox, Template } from "e2b";
 import { freePort } from "../helpers/free-port.js";
@@ -65,6 +69,38 @@ async function build(template: Parameters<typeof Template.build>[0], name: strin
   return logs;
 }
 
+/**
+ * A mirror that has nothing: it asks for a login (Basic) and, given one, knows no image. It
+ * records the Authorization header of every request.
+ */
+async function startEmptyMirror(): Promise<{
+  host: string;
+  authorizations: string[];
+  close(): Promise<void>;
+}> {
+  const authorizations: string[] = [];
+  const server = http.createServer((req, res) => {
+    const auth = req.headers.authorization;
+    authorizations.push(auth ?? "");
+    if (!auth) {
+      res.writeHead(401, { "WWW-Authenticate": 'Basic realm="mirror"', "Content-Type": "application/json" });
+      res.end('{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}');
+      return;
+    }
+    res.writeHead(404, { "Content-Type": "application/json" });
+    res.end('{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    host: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+    authorizations,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
 /** Entries of the shared layout a registry of this test left, and the blobs only they held. */
 function forgetPulled(hosts: string[]): void {
   const indexFile = path.join(PULLED, "index.json");
@@ -84,6 +120,9 @@ describe("templates from container registries", () => {
   let locked: LocalRegistry | undefined;
   /** A loopback port nothing listens on, mirrored by the open registry. */
   let mirrored: string;
+  /** Mirrors of the login registry: one the operator trusts with credentials, one it does not. */
+  let untrusted: Awaited<ReturnType<typeof startEmptyMirror>> | undefined;
+  let trusted: Awaited<ReturnType<typeof startEmptyMirror>> | undefined;
   let image: { image: string; layerDigests: string[] };
   let digest: string;
   const made: Sandbox[] = [];
@@ -97,8 +136,17 @@ describe("templates from container registries", () => {
     open = await startLocalRegistry();
     locked = await startLocalRegistry(LOGIN);
     mirrored = `127.0.0.1:${await freePort()}`;
+    untrusted = await startEmptyMirror();
+    trusted = await startEmptyMirror();
     p = await startTemplatePlatform("runsc", "sqlite", {
-      registryMirrors: [`${mirrored}=${open.host}`],
+      registryMirrors: [
+        `${mirrored}=${open.host}`,
+        `${locked.host}=${untrusted.host}`,
+        `${locked.host}=${trusted.host}`,
+      ],
+      credentialMirrors: [trusted.host],
+      // the registries are on loopback, which pulls reach only where the operator allows
+      allowPrivateRegistries: ["127.0.0.1"],
     });
     p.useClient();
     image = makeImage(p.scratch());
@@ -111,6 +159,8 @@ describe("templates from container registries", () => {
     await p?.stop();
     await open?.stop();
     await locked?.stop();
+    await untrusted?.close();
+    await trusted?.close();
     forgetPulled([open?.host, locked?.host, mirrored].filter((h): h is string => h !== undefined));
   });
 
@@ -206,6 +256,12 @@ describe("templates from container registries", () => {
     const kept = await platform().t.platform.store.templates.getBuild(detail.body.builds[0].buildID);
     expect(kept?.status).toBe("ready");
     expect(JSON.stringify(kept)).not.toContain(LOGIN.password);
+    // the mirrors were tried first; only the one trusted with credentials was sent them
+    const login = `Basic ${Buffer.from(`${LOGIN.username}:${LOGIN.password}`).toString("base64")}`;
+    // (skopeo answers a Basic challenge it has no login for with an empty one, `Basic Og==`)
+    expect(untrusted!.authorizations.length).toBeGreaterThan(0);
+    expect(untrusted!.authorizations).not.toContain(login);
+    expect(trusted!.authorizations).toContain(login);
     await expect(
       build(
         Template()

@@ -4,14 +4,21 @@
  * once, signed as E2B signs them; failures are retried with backoff and logged; a hung
  * endpoint holds only its own deliveries; a restart (a new store and dispatcher on the same
  * database) neither loses nor repeats an event; two dispatchers on one database (nodes of a
- * cluster) send each event once. Short delays stand in for the defaults so the suite is fast.
+ * cluster) send each event once; a destination the guard refuses (a name that resolves to
+ * loopback when the delivery is made) is sent nothing, and the attempt says only that it was not
+ * allowed. Short delays stand in for the defaults so the suite is fast.
  */
 import { newSandboxId } from "../../src/lib/ids.js";
 import { silentLogger } from "../../src/lib/log.js";
 import { SANDBOX_EVENT_TYPES, type Webhook } from "../../src/model/webhook.js";
+import { DestinationGuard, destinationRules } from "../../src/network/destination-guard.js";
 import { openStore, type Store } from "../../src/store/index.js";
 import { sandboxRecord } from "../../src/store/testing/sandbox-record.js";
-import { WebhookDispatcher, type WebhookDispatcherOptions } from "../../src/webhooks/dispatcher.js";
+import {
+  DESTINATION_NOT_ALLOWED,
+  WebhookDispatcher,
+  type WebhookDispatcherOptions,
+} from "../../src/webhooks/dispatcher.js";
 import { DIALECTS, freshStore, type TestStore } from "../helpers/stores.js";
 import {
   type Answer,
@@ -23,6 +30,9 @@ import {
 
 const SECRET = "s3cret-for-signing";
 const ALL = [...SANDBOX_EVENT_TYPES];
+
+/** What these tests' receivers need: 127.0.0.1 allowed, as an operator would with --allow-private-webhooks. */
+const LOOPBACK_ALLOWED = new DestinationGuard({ allow: destinationRules(["127.0.0.1"], "test") });
 
 const FAST: Partial<WebhookDispatcherOptions> = {
   settleMs: 30,
@@ -61,7 +71,13 @@ describe.each(DIALECTS)("webhook dispatcher on %s", (dialect) => {
   });
 
   function dispatcher(on: Store = store, options: Partial<WebhookDispatcherOptions> = {}): WebhookDispatcher {
-    const d = new WebhookDispatcher({ store: on, log: silentLogger, ...FAST, ...options });
+    const d = new WebhookDispatcher({
+      store: on,
+      log: silentLogger,
+      ...FAST,
+      ...options,
+      guard: options.guard ?? LOOPBACK_ALLOWED,
+    });
     dispatchers.push(d);
     d.start();
     return d;
@@ -242,6 +258,48 @@ describe.each(DIALECTS)("webhook dispatcher on %s", (dialect) => {
     expect(logB).toHaveLength(4);
     expect(logB[0]).toMatchObject({ statusCode: null, outcome: "failed" });
     expect(logB[0]!.error).toMatch(/could not reach the endpoint: ECONNREFUSED/);
+  });
+
+  it("sends nothing where the guard refuses (a name that resolves to loopback now), and logs only that", async () => {
+    const r = await receiver();
+    const port = new URL(r.url).port;
+    // created when the name was public, say: each delivery resolves it again
+    const named = await webhook(`http://localhost:${port}/hooks/e2b`, ["sandbox.lifecycle.created"]);
+    const rebound = await webhook(`http://hooks.rebind.test:${port}/hooks/e2b`, [
+      "sandbox.lifecycle.created",
+    ]);
+    const guard = new DestinationGuard({
+      allow: [],
+      resolve: async (name) => (name === "hooks.rebind.test" ? ["127.0.0.1"] : []),
+    });
+    dispatcher(store, { guard });
+    await record("sandbox.created", await sandbox());
+    await quiet();
+    expect(r.received).toHaveLength(0);
+    for (const hook of [named, rebound]) {
+      const log = await store.webhookDeliveries.attempts(hook.id, { limit: 10 });
+      // refused once and given up: no retry would be allowed either, and no internal answer shows
+      expect(log.map((a) => [a.attempt, a.statusCode, a.error, a.outcome])).toEqual([
+        [1, null, DESTINATION_NOT_ALLOWED, "failed"],
+      ]);
+    }
+  });
+
+  it("connects to the address it checked, with the URL's name as Host", async () => {
+    const r = await receiver();
+    const port = new URL(r.url).port;
+    // a name only the guard's resolver knows: delivered, so the connection went where it was checked
+    const hook = await webhook(`http://hooks.pinned.test:${port}/hooks/e2b`, ["sandbox.lifecycle.created"]);
+    const guard = new DestinationGuard({
+      allow: destinationRules(["hooks.pinned.test"], "test"),
+      resolve: async () => ["127.0.0.1"],
+    });
+    dispatcher(store, { guard });
+    await record("sandbox.created", await sandbox());
+    await quiet();
+    expect(r.received.map((x) => x.headers.host)).toEqual([`hooks.pinned.test:${port}`]);
+    const log = await store.webhookDeliveries.attempts(hook.id, { limit: 10 });
+    expect(log.map((a) => a.outcome)).toEqual(["delivered"]);
   });
 
   it("a hung endpoint holds only its own deliveries; the others go on", async () => {

@@ -9,7 +9,9 @@ import {
   type Webhook,
   type WebhookAttempt,
 } from "../../model/webhook.js";
+import type { DestinationGuard } from "../../network/destination-guard.js";
 import type { Store, WebhookChanges } from "../../store/index.js";
+import { checkWebhookDestination } from "../../webhooks/destination.js";
 import { LIFECYCLE_EVENT_TYPES, presentEvents } from "../../webhooks/sandbox-events.js";
 import type { ApiRequest, HandlersFor } from "../handler.js";
 import { pageOf } from "../paging.js";
@@ -60,11 +62,16 @@ function presentAttempt(a: WebhookAttempt): Schemas["WebhookDeliveryAttempt"] {
   };
 }
 
-/** The fields of a create or update, checked beyond what the spec says. */
-function checked(body: Schemas["WebhookUpdate"]): WebhookChanges {
+/**
+ * The fields of a create or update, checked beyond what the spec says: the URL's host, too,
+ * must be one the platform sends to (see webhooks/destination.ts).
+ */
+async function checked(body: Schemas["WebhookUpdate"], guard: DestinationGuard): Promise<WebhookChanges> {
+  const url = body.url === undefined ? undefined : checkWebhookUrl(body.url);
+  if (url !== undefined) await checkWebhookDestination(url, guard);
   return {
     ...(body.name !== undefined ? { name: checkWebhookName(body.name) } : {}),
-    ...(body.url !== undefined ? { url: checkWebhookUrl(body.url) } : {}),
+    ...(url !== undefined ? { url } : {}),
     ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
     ...(body.events !== undefined ? { events: distinctEvents(body.events) } : {}),
     ...(body.signatureSecret !== undefined ? { signatureSecret: body.signatureSecret } : {}),
@@ -87,7 +94,7 @@ async function ownedWebhook(
  * Sandbox lifecycle events (E2B's events API) and the team's webhooks that are sent them
  * (E2B's webhooks API; delivery in webhooks/dispatcher.ts), with their delivery log.
  */
-export function eventRoutes(store: Store): HandlersFor<EventOps> {
+export function eventRoutes(store: Store, webhookGuard: DestinationGuard): HandlersFor<EventOps> {
   const events = async (team: Team, sandboxId: string | undefined, p: EventsQuery) => {
     const found = await store.events.forTeam(team.id, {
       types: LIFECYCLE_EVENT_TYPES,
@@ -111,7 +118,7 @@ export function eventRoutes(store: Store): HandlersFor<EventOps> {
     }),
     createWebhook: async (r) => {
       const team = teamOf(r);
-      const fields = checked(r.body);
+      const fields = await checked(r.body, webhookGuard);
       const webhook = await store.webhooks.insert(
         {
           teamId: team.id,
@@ -132,7 +139,7 @@ export function eventRoutes(store: Store): HandlersFor<EventOps> {
     getWebhook: async (r) => ({ status: 200, body: presentWebhook(await ownedWebhook(store, teamOf(r), r)) }),
     updateWebhook: async (r) => {
       const team = teamOf(r);
-      const changes = checked(r.body);
+      const changes = await checked(r.body, webhookGuard);
       if (Object.keys(changes).length === 0)
         throw invalid("nothing to update: give one or more of name, url, enabled, events, signatureSecret");
       const webhook = await store.webhooks.update(team.id, r.params.webhookID, changes);

@@ -45,12 +45,40 @@ describe("describePullFailure", () => {
     expect(describePullFailure(o, http)).toMatch(/speaks plain HTTP: .*--insecure-registry 127.0.0.1:5000/);
   });
 
-  it("keeps skopeo's words for anything else", () => {
-    expect(describePullFailure(o, fatal("something odd"))).toBe(
-      "pulling '127.0.0.1:5000/test/img:1' failed: something odd",
+  it("never repeats what a registry answered beyond its status", () => {
+    const body = fatal(
+      "reading manifest 1 in 127.0.0.1:5000/test/img: unknown: <html>redis_version:7.2 internal-secret</html>",
     );
-    expect(describePullFailure(o, "plain last line\n")).toBe(
-      "pulling '127.0.0.1:5000/test/img:1' failed: plain last line",
+    expect(describePullFailure(o, body)).toBe(
+      "pulling '127.0.0.1:5000/test/img:1' from registry 127.0.0.1:5000 failed: its answer was not understood (the platform's log has skopeo's words)",
     );
+    expect(describePullFailure(o, "plain last line\n")).not.toContain("plain last line");
+    const status = fatal("reading manifest 1 in 127.0.0.1:5000/test/img: StatusCode: 502, secret body");
+    expect(describePullFailure(o, status)).toBe(
+      "registry 127.0.0.1:5000 answered HTTP 502 to the pull of '127.0.0.1:5000/test/img:1'",
+    );
+    const tls = fatal(
+      'Get "https://r/v2/": x509: certificate is valid for db.internal.corp, secret.internal, not r',
+    );
+    expect(describePullFailure(o, tls)).toBe(
+      "registry 127.0.0.1:5000 failed TLS for '127.0.0.1:5000/test/img:1': certificate not valid for this name",
+    );
+  });
+
+  it("says what the pull's proxy refused or could not reach, before skopeo's words", () => {
+    const out = fatal('pinging container registry 127.0.0.1:5000: Get "https://127.0.0.1:5000/v2/": EOF');
+    expect(
+      describePullFailure(o, out, [{ host: "127.0.0.1", port: 5000, failed: "connection refused" }]),
+    ).toBe("cannot reach registry 127.0.0.1:5000 to pull '127.0.0.1:5000/test/img:1': connection refused");
+    expect(
+      describePullFailure(o, out, [
+        { host: "169.254.169.254", port: 80, refused: "link-local", literal: true },
+      ]),
+    ).toBe(
+      "registry 127.0.0.1:5000 sent the pull of '127.0.0.1:5000/test/img:1' elsewhere (a token service or a redirect), and 169.254.169.254 is a link-local address: the platform does not connect there for tenants",
+    );
+    expect(
+      describePullFailure(o, out, [{ host: "auth.example", port: 443, failed: "no such host" }]),
+    ).toMatch(/^cannot reach auth.example, where registry 127.0.0.1:5000 sent the pull/);
   });
 });

@@ -68,7 +68,10 @@ function hostOf(registry: string): string {
   return registry.replace(/:\d+$/, "");
 }
 
-/** A registry on this machine (127.0.0.0/8, ::1, localhost): Docker speaks plain HTTP to these unasked. */
+/**
+ * A registry on this machine (127.0.0.0/8, ::1, localhost): Docker speaks plain HTTP to these
+ * unasked, and so do pulls here, which reach one only when the operator allowed it.
+ */
 export function isLoopbackRegistry(registry: string): boolean {
   const host = hostOf(registry).toLowerCase();
   return host === "localhost" || host === "::1" || /^127(?:\.\d{1,3}){3}$/.test(host);

@@ -1,3 +1,4 @@
+import { DestinationGuard } from "../../network/destination-guard.js";
 import { parseImageReference } from "./reference.js";
 import { pullSources, registrySettings } from "./settings.js";
 
@@ -40,20 +41,57 @@ describe("pullSources", () => {
         registry: "127.0.0.1:5000",
         mirror: true,
         insecure: true,
+        credentials: false,
       },
       {
         ref: "docker://mirror.example/hub/library/python:3.12",
         registry: "mirror.example",
         mirror: true,
         insecure: false,
+        credentials: false,
       },
       {
         ref: "docker://docker.io/library/python:3.12",
         registry: "docker.io",
         mirror: false,
         insecure: false,
+        credentials: true,
       },
     ]);
+  });
+
+  it("sends credentials to the registry they are for, and to mirrors trusted with them only", () => {
+    const trusted = registrySettings({
+      mirrors: ["docker.io=127.0.0.1:5000", "docker.io=mirror.example/hub"],
+      credentialMirrors: ["mirror.example"],
+    });
+    expect(
+      pullSources(parseImageReference("python:3.12")!, trusted).map((s) => [s.registry, s.credentials]),
+    ).toEqual([
+      ["127.0.0.1:5000", false],
+      ["mirror.example", true],
+      ["docker.io", true],
+    ]);
+    expect(() => registrySettings({ credentialMirrors: ["elsewhere.example"] })).toThrow(/not a mirror of/);
+  });
+
+  it("allows the internal hosts the operator named: its own flag, mirrors, their registries, insecure ones", async () => {
+    const s = registrySettings({
+      mirrors: ["registry.lan:5000=10.1.2.3:5000/hub"],
+      insecure: ["192.168.1.9:5000"],
+      allowPrivate: ["10.9.0.0/16", "localhost:5001"],
+    });
+    const guard = new DestinationGuard({ allow: s.allowed, resolve: async () => ["10.5.5.5"] });
+    const allowed = async (host: string, port: number) => (await guard.check(host, port)).allowed;
+    expect(await allowed("10.1.2.3", 5000)).toBe(true);
+    expect(await allowed("10.1.2.3", 5001)).toBe(false);
+    expect(await allowed("registry.lan", 5000)).toBe(true);
+    expect(await allowed("192.168.1.9", 5000)).toBe(true);
+    expect(await allowed("10.9.200.1", 443)).toBe(true);
+    expect(await allowed("localhost", 5001)).toBe(true);
+    expect(await allowed("localhost", 5002)).toBe(false);
+    expect(await allowed("127.0.0.1", 5000)).toBe(false);
+    expect(() => registrySettings({ allowPrivate: ["10.0.0.0/99"] })).toThrow(/--allow-private-registry/);
   });
 
   it("speaks plain HTTP to loopback and insecure registries only", () => {
