@@ -11,7 +11,10 @@ const HELP = `x team: the platform's teams, directly in its store (run on the pl
   x team list                           every team, its limits and live sandboxes
   x team limits TEAM                    the team's limits
   x team limits TEAM [--sandboxes N] [--cpu N] [--memory-mb N] [--disk-mb N] [--timeout SECONDS]
-                                        set them ('none': back to the platform's)
+                [--volumes N] [--volume-size-mb N] [--templates N] [--snapshots N]
+                [--fork-count N] [--uploads N] [--uploads-mb N]
+                                        set them ('none': back to the platform's); a team's
+                                        limit only lowers the platform's (x serve --max-…)
   x team rm TEAM                        remove a team that holds nothing any more
 
 TEAM is a team's ID, namespace or name. A team sees only its own sandboxes, templates,
@@ -23,18 +26,32 @@ snapshots, volumes, keys and webhooks. 'x keys --team TEAM' manages its keys.
   --memory-mb N       memory of one sandbox, MiB
   --disk-mb N         disk of one sandbox, MiB
   --timeout SECONDS   the longest timeout a sandbox may be given
+  --volumes N         volumes it holds at once
+  --volume-size-mb N  capacity of one volume, MiB
+  --templates N       templates it holds at once, those its snapshots made included
+  --snapshots N       snapshots it holds at once (each fork takes one)
+  --fork-count N      sandboxes one fork request may start
+  --uploads N         template build archives kept for it (the least recently used go first)
+  --uploads-mb N      MiB of template build archives kept for it
 ${STORE_HELP}  --json              machine-readable output
 `;
 
 const NAMESPACE = /^[a-z0-9_-]{1,63}$/;
 
-const LIMIT_FLAGS: Record<string, keyof TeamLimits> = {
+const LIMIT_FLAGS = {
   sandboxes: "sandboxes",
   cpu: "cpuCount",
   "memory-mb": "memoryMB",
   "disk-mb": "diskSizeMB",
   timeout: "timeoutSeconds",
-};
+  volumes: "volumes",
+  "volume-size-mb": "volumeSizeMB",
+  templates: "templates",
+  snapshots: "snapshots",
+  "fork-count": "forkCount",
+  uploads: "uploads",
+  "uploads-mb": "uploadsMB",
+} as const satisfies Record<string, keyof TeamLimits>;
 
 /** A namespace from a team's name: lowercase, other characters as '-'. */
 export function namespaceFrom(name: string): string {
@@ -70,13 +87,13 @@ async function holdings(store: Store, team: Team): Promise<string[]> {
   const [sandboxStates, templates, volumes] = await Promise.all([
     store.sandboxes.countByState(team.id),
     store.templates.listTemplates(team.id, { limit: 1000 }),
-    store.volumes.list(team.id),
+    store.volumes.count(team.id),
   ]);
   const sandboxes = Object.values(sandboxStates).reduce((a, b) => a + (b ?? 0), 0);
   const held: Array<[number, string]> = [
     [sandboxes, "sandboxes"],
     [templates.length, "templates or snapshots"],
-    [volumes.length, "volumes"],
+    [volumes, "volumes"],
   ];
   return held.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`);
 }
@@ -87,11 +104,7 @@ async function run(store: Store, argv: string[], io: Pick<Io, "out" | "err">): P
     options: {
       ...STORE_OPTIONS,
       namespace: { type: "string" },
-      sandboxes: { type: "string" },
-      cpu: { type: "string" },
-      "memory-mb": { type: "string" },
-      "disk-mb": { type: "string" },
-      timeout: { type: "string" },
+      ...Object.fromEntries(Object.keys(LIMIT_FLAGS).map((flag) => [flag, { type: "string" as const }])),
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -150,13 +163,9 @@ async function run(store: Store, argv: string[], io: Pick<Io, "out" | "err">): P
       const l = after.limits;
       print(
         after.limits,
-        `limits of team ${after.namespace} (unset: the platform's):\n${fields([
-          ["sandboxes", shownLimit(l.sandboxes)],
-          ["cpu", shownLimit(l.cpuCount)],
-          ["memory-mb", shownLimit(l.memoryMB)],
-          ["disk-mb", shownLimit(l.diskSizeMB)],
-          ["timeout", shownLimit(l.timeoutSeconds)],
-        ])}`,
+        `limits of team ${after.namespace} (unset: the platform's):\n${fields(
+          Object.entries(LIMIT_FLAGS).map(([flag, limit]) => [flag, shownLimit(l[limit])]),
+        )}`,
       );
       return 0;
     }

@@ -61,6 +61,10 @@ describe("x team", () => {
       "3",
       "--timeout",
       "600",
+      "--volumes",
+      "5",
+      "--fork-count",
+      "4",
       "--json",
     );
     expect(JSON.parse(set.out)).toEqual({
@@ -69,10 +73,19 @@ describe("x team", () => {
       memoryMB: null,
       diskSizeMB: null,
       timeoutSeconds: 600,
+      volumes: 5,
+      volumeSizeMB: null,
+      templates: null,
+      snapshots: null,
+      forkCount: 4,
+      uploads: null,
+      uploadsMB: null,
     });
     const cleared = await x(team, dir, "limits", made.id, "--sandboxes", "none");
     expect(cleared.out).toMatch(/sandboxes:\s+platform's/);
     expect(cleared.out).toMatch(/timeout:\s+600/);
+    expect(cleared.out).toMatch(/fork-count:\s+4/);
+    expect(cleared.out).toMatch(/uploads-mb:\s+platform's/);
     expect((await x(team, dir, "limits", "research-lab", "--cpu", "0")).code).toBe(2);
 
     // its keys, by `x keys --team`

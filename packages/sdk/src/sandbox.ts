@@ -135,7 +135,8 @@ export class Sandbox {
   /**
    * Snapshots a running sandbox in place (it keeps running, with its ID and end time) and
    * starts `count` new sandboxes from the snapshot. One entry per fork, in order: the new
-   * sandbox, or the error that stopped that fork.
+   * sandbox, or the error that stopped that fork. Throws `RateLimitError`, before anything is
+   * done, when the `count` forks would not all fit the team's sandboxes.
    */
   static async fork(sandboxId: string, opts: SandboxForkOptions = {}): Promise<(Sandbox | SandboxError)[]> {
     const conn = resolveConnection(opts);

@@ -23,24 +23,49 @@ export interface TeamLimits {
   diskSizeMB: number | null;
   /** The longest timeout a sandbox may be given, seconds: how long it lives without being kept alive. */
   timeoutSeconds: number | null;
+  /** Volumes the team holds at once. */
+  volumes: number | null;
+  /** Capacity of one volume, MiB. */
+  volumeSizeMB: number | null;
+  /** Templates the team holds at once, those made by snapshots included. */
+  templates: number | null;
+  /** Snapshots the team holds at once (each fork takes one). */
+  snapshots: number | null;
+  /** Sandboxes one fork request may start. */
+  forkCount: number | null;
+  /** COPY archives kept for the team's builds (the oldest go first past it). */
+  uploads: number | null;
+  /** MiB of COPY archives kept for the team's builds (the oldest go first past it). */
+  uploadsMB: number | null;
 }
 
-export const NO_TEAM_LIMITS: TeamLimits = {
-  sandboxes: null,
-  cpuCount: null,
-  memoryMB: null,
-  diskSizeMB: null,
-  timeoutSeconds: null,
-};
+/** Every limit, in the order they are shown. */
+export const LIMIT_NAMES = [
+  "sandboxes",
+  "cpuCount",
+  "memoryMB",
+  "diskSizeMB",
+  "timeoutSeconds",
+  "volumes",
+  "volumeSizeMB",
+  "templates",
+  "snapshots",
+  "forkCount",
+  "uploads",
+  "uploadsMB",
+] as const satisfies ReadonlyArray<keyof TeamLimits>;
 
-/** The platform's own limits, which a team's may only lower. */
-export interface PlatformLimits {
-  sandboxes: number;
-  cpuCount: number;
-  memoryMB: number;
-  diskSizeMB: number;
-  timeoutSeconds: number;
+export type LimitName = (typeof LIMIT_NAMES)[number];
+
+/** One value for every limit. */
+export function perLimit<T>(value: (name: LimitName) => T): Record<LimitName, T> {
+  return Object.fromEntries(LIMIT_NAMES.map((n) => [n, value(n)])) as Record<LimitName, T>;
 }
+
+export const NO_TEAM_LIMITS: TeamLimits = perLimit(() => null);
+
+/** The platform's own limits, which a team's may only lower: every one finite. */
+export type PlatformLimits = Record<LimitName, number>;
 
 /**
  * Refuses (403) a sandbox whose template asks for more CPU, memory or disk than the team may
@@ -65,14 +90,21 @@ export function checkResources(
 
 /** The limits that apply to a team: its own where set and lower, the platform's otherwise. */
 export function effectiveLimits(team: Pick<Team, "limits">, platform: PlatformLimits): PlatformLimits {
-  const pick = (own: number | null, max: number) => (own === null ? max : Math.min(own, max));
-  return {
-    sandboxes: pick(team.limits.sandboxes, platform.sandboxes),
-    cpuCount: pick(team.limits.cpuCount, platform.cpuCount),
-    memoryMB: pick(team.limits.memoryMB, platform.memoryMB),
-    diskSizeMB: pick(team.limits.diskSizeMB, platform.diskSizeMB),
-    timeoutSeconds: pick(team.limits.timeoutSeconds, platform.timeoutSeconds),
-  };
+  // a team read before a limit existed has none of its own for it
+  const pick = (own: number | null | undefined, max: number) => (own == null ? max : Math.min(own, max));
+  return perLimit((n) => pick(team.limits[n], platform[n]));
+}
+
+/**
+ * Refuses (403) one more of something a team holds (volumes, templates, snapshots) when it
+ * holds its limit already: waiting does not free one, deleting one does (a 429 would have the
+ * e2b client retry in vain).
+ */
+export function checkRoom(held: number, limit: number, what: string, freeBy: string): void {
+  if (held >= limit)
+    throw forbidden(
+      `your team holds ${held} ${what}, the most it may (its limit is ${limit}): ${freeBy} first`,
+    );
 }
 
 /** An API key as stored: never the key itself, only its hash and a mask people recognise. */

@@ -34,6 +34,8 @@ export interface CreateSandboxRequest {
   identityTokens?: IdentityTokens;
   /** Refuse (a `quota` error) when the team already has this many starting or running. */
   maxLivePerTeam?: number;
+  /** Counted already, as one of a hold's creates (a fork's): no quota check of its own. */
+  quotaHold?: QuotaHold;
   /** A create sent by a cluster's api: the sandbox lives only while the api has not called it off. */
   ticket?: CreateTicket;
 }
@@ -49,6 +51,31 @@ export interface CreateTicket {
 }
 
 /**
+ * Creates counted against a team's quota before they have a record: each is let go once its
+ * sandbox is on record (it counts as live from then on) or will not be.
+ */
+export class QuotaHold {
+  constructor(
+    private left: number,
+    private readonly give: (n: number) => void,
+  ) {}
+
+  /** One of the held creates is on record now, or failed. */
+  releaseOne(): void {
+    if (this.left === 0) return;
+    this.left--;
+    this.give(1);
+  }
+
+  /** The creates not made (a fork that ended early): uncounted all at once. */
+  releaseAll(): void {
+    if (this.left === 0) return;
+    this.give(this.left);
+    this.left = 0;
+  }
+}
+
+/**
  * A team's live sandboxes plus its creates still waiting for a sandbox (they have no record
  * yet): checked and counted under one lock, so concurrent creates cannot overshoot the quota.
  */
@@ -58,18 +85,36 @@ export class TeamQuota {
 
   /** Counts one create against the team's limit; the returned release uncounts it. */
   async reserve(ctx: OrchestratorContext, teamId: string, limit: number | undefined): Promise<() => void> {
+    const hold = await this.hold(ctx, teamId, limit, 1);
+    return () => hold.releaseOne();
+  }
+
+  /** Counts `count` creates against the team's limit at once: all of them fit, or none is counted. */
+  async hold(
+    ctx: OrchestratorContext,
+    teamId: string,
+    limit: number | undefined,
+    count: number,
+  ): Promise<QuotaHold> {
     await this.lock.run(teamId, async () => {
       const pending = this.pending.get(teamId) ?? 0;
-      if (limit !== undefined && (await ctx.store.sandboxes.countLive(teamId)) + pending >= limit) {
-        throw quotaExceeded(`your team already runs ${limit} sandboxes, the most it may: kill one first`, 5);
+      if (limit === undefined) return void this.pending.set(teamId, pending + count);
+      const live = (await ctx.store.sandboxes.countLive(teamId)) + pending;
+      if (live + count > limit) {
+        throw quotaExceeded(
+          count === 1
+            ? `your team already runs ${limit} sandboxes, the most it may: kill one first`
+            : `your team runs ${live} sandboxes and may run ${limit}: ${count} more would pass it; kill ${live + count - limit} first, or ask for fewer`,
+          5,
+        );
       }
-      this.pending.set(teamId, pending + 1);
+      this.pending.set(teamId, pending + count);
     });
-    return () => {
-      const left = (this.pending.get(teamId) ?? 1) - 1;
+    return new QuotaHold(count, (n) => {
+      const left = (this.pending.get(teamId) ?? n) - n;
       if (left > 0) this.pending.set(teamId, left);
       else this.pending.delete(teamId);
-    };
+    });
   }
 }
 
@@ -90,7 +135,8 @@ export async function createSandbox(
   // a memory snapshot continues under the runtime that wrote it, unless another is asked for
   const runtime = req.runtime ?? memory?.runtime ?? ctx.defaultRuntime;
   const restoreMemory = memory?.runtime === runtime ? memory : undefined;
-  const release = await quota.reserve(ctx, req.team.id, req.maxLivePerTeam);
+  const hold = req.quotaHold ?? (await quota.hold(ctx, req.team.id, req.maxLivePerTeam, 1));
+  const release = () => hold.releaseOne();
   let member: PoolMember | undefined;
   let sandbox: Sandbox;
   try {

@@ -1,13 +1,13 @@
 import { nowIso } from "../lib/ids.js";
 import { KeyedLock } from "../lib/keyed-lock.js";
-import type { EgressPolicy } from "../model/network.js";
+import { type EgressPolicy, withoutProxyPassword } from "../model/network.js";
 import type { PauseKind, RuntimeName, Sandbox } from "../model/sandbox.js";
 import { type Build, runtimeSpecOf, type Template } from "../model/template.js";
 import type { KillReason } from "../model/webhook.js";
 import { adoptSandboxes, reconcileLost } from "./adopt.js";
 import { buildBootSpec } from "./boot-spec.js";
 import type { OrchestratorContext, OrchestratorOptions } from "./context.js";
-import { type CreateSandboxRequest, createSandbox, TeamQuota } from "./create.js";
+import { type CreateSandboxRequest, createSandbox, type QuotaHold, TeamQuota } from "./create.js";
 import { checkSandbox, HealthWatch } from "./health.js";
 import { decide, decideOn, lifeStateOf, transition, unhandled } from "./lifecycle.js";
 import { accessOf, LiveSandboxes, type SandboxAccess } from "./live.js";
@@ -17,7 +17,7 @@ import { type StillState, withStateStill } from "./still.js";
 import type { PoolKey, PoolMember } from "./warm-pool.js";
 
 export type { OrchestratorOptions } from "./context.js";
-export type { CreateSandboxRequest } from "./create.js";
+export type { CreateSandboxRequest, QuotaHold } from "./create.js";
 export type { StillState } from "./still.js";
 
 /** Where the proxy should send a sandbox's traffic (the proxy's SandboxLocation). */
@@ -54,16 +54,21 @@ export class Orchestrator {
 
   /** Keeps sandboxes of this build ready in the warm pool (when it keeps any). */
   keepWarm(
-    template: Pick<Template, "id" | "warmPool">,
+    template: Pick<Template, "id" | "teamId" | "warmPool">,
     build: Build,
     runtime: RuntimeName = this.ctx.defaultRuntime,
   ): void {
     this.ctx.pool.want(this.poolKey(template, build, runtime));
   }
 
-  private poolKey(template: Pick<Template, "id" | "warmPool">, build: Build, runtime: RuntimeName): PoolKey {
+  private poolKey(
+    template: Pick<Template, "id" | "teamId" | "warmPool">,
+    build: Build,
+    runtime: RuntimeName,
+  ): PoolKey {
     return {
       templateId: template.id,
+      teamId: template.teamId,
       buildId: build.id,
       runtime,
       limits: template.warmPool,
@@ -88,6 +93,15 @@ export class Orchestrator {
     return createSandbox(this.ctx, this.quota, req, (template, build, runtime) =>
       this.poolKey(template, build, runtime),
     );
+  }
+
+  /**
+   * Counts `count` creates of the team against `maxLive` before any is made (a fork's): a
+   * `quota` error when they do not all fit. Each create given the hold (`quotaHold`) uses one;
+   * what is left must be let go (`releaseAll`).
+   */
+  holdQuota(teamId: string, count: number, maxLive = this.ctx.maxLivePerTeam): Promise<QuotaHold> {
+    return this.quota.hold(this.ctx, teamId, maxLive, count);
   }
 
   get(id: string): Promise<Sandbox | undefined> {
@@ -183,7 +197,8 @@ export class Orchestrator {
       await this.ctx.store.events.record("sandbox.network_updated", {
         teamId: sandbox.teamId,
         sandboxId: id,
-        data: { egress },
+        // recorded for the events API: never the proxy's password
+        data: { egress: withoutProxyPassword(egress) },
       });
     });
   }

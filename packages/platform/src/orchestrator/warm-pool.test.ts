@@ -187,6 +187,78 @@ describe("WarmPool", () => {
     expect(pool.stats()[0]).toMatchObject({ target: 1, ready: 1 });
   });
 
+  /** A pool key of another build (and team). */
+  const keyOf = (buildId: string, teamId?: string): PoolKey => ({
+    ...KEY,
+    buildId,
+    ...(teamId ? { teamId } : {}),
+  });
+  const readyOf = (p: WarmPool, teamId: string) =>
+    p.stats().reduce((n, s) => n + (s.teamId === teamId ? s.ready : 0), 0);
+  /** Waits until `check` holds (the pool's work is asynchronous); fails after 5 s. */
+  async function until(check: () => boolean): Promise<void> {
+    for (const deadline = Date.now() + 5_000; !check(); await new Promise((r) => setTimeout(r, 10)))
+      if (Date.now() > deadline) throw new Error("the condition did not come about within 5 s");
+  }
+
+  it("never lets one team's pools push out another team's", async () => {
+    const { pool, host } = makePool({ min: 2, max: 2, bootMs: 5 });
+    const kept = keyOf("b-of-team-b", "team-b");
+    pool.want(kept);
+    await pool.whenFull(5_000);
+    const members = [...host.sandboxes.keys()];
+    expect(members).toHaveLength(2);
+    // team A uses builds of six templates of its own, one after another: more than its slots
+    for (let i = 0; i < 6; i++) await pool.handedOver(await pool.take(keyOf(`a-${i}`, "team-a")));
+    const pools = pool.stats();
+    expect(pools.filter((p) => p.teamId === "team-a").length).toBeLessThanOrEqual(4);
+    // team B's pool is still there, with the very members it had
+    expect(pools.find((p) => p.buildId === kept.buildId)).toMatchObject({ ready: 2 });
+    for (const id of members) expect(host.conditionOf(id)).toBe("running");
+    expect(host.script.idsOf("destroy").filter((id) => members.includes(id))).toEqual([]);
+  });
+
+  it("keeps a team's stock, over all its pools, within its allowance, and never refuses a create for it", async () => {
+    let allowance = 3;
+    const host = fakeHost(5);
+    const budget = new BootBudget({ concurrent: 2, memoryReserveBytes: 0, availableMemory: async () => 1 });
+    pool = new WarmPool({
+      min: 2,
+      max: 2,
+      host,
+      budget,
+      recordDir: dir,
+      log: silentLogger,
+      settleMs: 0,
+      stockAllowance: async (teamId) => (teamId === "team-a" ? allowance : 0),
+    });
+    const first = keyOf("a-1", "team-a");
+    const second = keyOf("a-2", "team-a");
+    pool.want(first);
+    pool.want(second);
+    await pool.whenFull(5_000);
+    // two pools of two each would be four: the team may have three kept for it
+    expect(readyOf(pool, "team-a")).toBe(3);
+    expect(host.script.idsOf("boot")).toHaveLength(3);
+    // the team runs two more sandboxes now (its allowance is read again on the next use)
+    allowance = 1;
+    pool.want(first);
+    await until(() => readyOf(pool!, "team-a") === 1);
+    // stock went, none was booted for it
+    expect(host.script.idsOf("destroy")).toHaveLength(2);
+    expect(host.script.idsOf("boot")).toHaveLength(3);
+    // a create of a pool the team has no room for gets a member all the same, booted for it
+    allowance = 0;
+    pool.want(second);
+    await until(() => readyOf(pool!, "team-a") === 0);
+    const member = await pool.take(second);
+    expect(host.conditionOf(member.id)).toBe("running");
+    // a team without any allowance has nothing kept for it
+    pool.want(keyOf("c-1", "team-c"));
+    await pool.whenFull(5_000);
+    expect(readyOf(pool, "team-c")).toBe(0);
+  });
+
   it("refuses at once with 503 when the host has no memory left, and fails a create whose boot fails", async () => {
     const low = makePool({ min: 0, max: 0, memory: 50 });
     const refused = await low.pool.take(KEY).catch((err: unknown) => err);

@@ -32,8 +32,17 @@ export interface WarmPoolOptions extends PoolLimits {
   budget: BootBudget;
   /** Where this platform records its members, so the next start can remove what it left. */
   recordDir: string;
-  /** Most (build, runtime) pools kept at once; the least recently used is dropped. Default 4. */
+  /**
+   * Most (build, runtime) pools kept at once for one team; past it, that team's least recently
+   * used one is dropped (never another team's). Default 4.
+   */
   maxPools?: number;
+  /**
+   * How many sandboxes may be kept ready for a team now: its limit of sandboxes less those it
+   * has live (unbounded for the platform's own templates). A team's stock, over all its
+   * pools, stays within it: kept members are sandboxes the host holds for the team. Unset: no bound.
+   */
+  stockAllowance?(teamId: string): Promise<number>;
   /** A pool that gave out nothing for this long gives back one member above its minimum. Default 60 s. */
   idleShrinkMs?: number;
   /** A lone create's refill waits this long (default: SETTLE_MS of the runtime). */
@@ -51,6 +60,8 @@ export interface WarmPoolOptions extends PoolLimits {
 /** Which pool, and how it boots a member given the member's id and token. */
 export interface PoolKey {
   templateId: string;
+  /** The team whose template it is: its stock counts against that team (see `stockAllowance`). */
+  teamId?: string;
   buildId: string;
   runtime: RuntimeName;
   specFor(id: string, accessToken: string): BootSpec;
@@ -113,6 +124,7 @@ const keyOf = (buildId: string, runtime: RuntimeName) => `${buildId}/${runtime}`
 
 export interface PoolStats {
   templateId: string;
+  teamId?: string;
   buildId: string;
   runtime: RuntimeName;
   ready: number;
@@ -134,6 +146,11 @@ export interface PoolStats {
  * by one; a pool that gave out nothing for a minute gives one back. Boots, for creates and for
  * stock, run concurrently within the host's boot budget (CPU and memory; see BootBudget).
  * With a maximum of 0 no member is kept: each create still gets its own, booted for it.
+ *
+ * Pools are a team's (the template's): each team has its own `maxPools` slots, so one team's
+ * pools never push out another's, and a team's stock over all its pools stays within its
+ * allowance (its limit of sandboxes less those it runs). Creates themselves are never refused
+ * for the stock: a member taken stops being stock and becomes the team's sandbox.
  */
 export class WarmPool {
   private readonly pools = new Map<string, Pool>();
@@ -144,10 +161,21 @@ export class WarmPool {
   /** Members booted for stock, at the stock CPU weight until they are handed out. */
   private readonly yielding = new Set<string>();
   private readonly shrinkTimer: NodeJS.Timeout;
+  /** Each team's stock allowance as last read (see `stockAllowance`); none read yet: no stock. */
+  private readonly allowance = new Map<string, number>();
 
   constructor(private readonly o: WarmPoolOptions) {
     const idleMs = o.idleShrinkMs ?? 60_000;
-    this.shrinkTimer = setInterval(() => void this.shrinkIdle(idleMs), Math.min(idleMs, 10_000));
+    this.shrinkTimer = setInterval(
+      () => {
+        void this.shrinkIdle(idleMs);
+        // a team's sandboxes end by themselves too: its allowance is read again now and then
+        const teams = new Set([...this.pools.values()].flatMap((p) => p.teamId ?? []));
+        for (const teamId of this.allowance.keys()) if (!teams.has(teamId)) this.allowance.delete(teamId);
+        for (const teamId of teams) this.refreshAllowance(teamId);
+      },
+      Math.min(idleMs, 10_000),
+    );
     this.shrinkTimer.unref();
   }
 
@@ -162,6 +190,7 @@ export class WarmPool {
     const pool = this.poolOf(key);
     pool.lastTakeMs = Date.now();
     this.refill(pool);
+    if (pool.teamId) this.refreshAllowance(pool.teamId);
   }
 
   /**
@@ -174,6 +203,9 @@ export class WarmPool {
     const pool = this.poolOf(key);
     const previousHandOutMs = pool.lastHandOutMs;
     pool.lastTakeMs = pool.lastHandOutMs = Date.now();
+    // the team is about to run one more: one less may be kept for it (read again on hand-over)
+    const allowance = pool.teamId ? this.allowance.get(pool.teamId) : undefined;
+    if (pool.teamId && allowance !== undefined) this.allowance.set(pool.teamId, allowance - 1);
     const member = pool.ready.shift();
     if (member) {
       pool.hits++;
@@ -195,6 +227,8 @@ export class WarmPool {
   /** The taken member is on record as a sandbox now: the pool no longer answers for it. */
   async handedOver(member: PoolMember): Promise<void> {
     await this.forget(member.id);
+    const teamId = this.pools.get(keyOf(member.buildId, member.runtime))?.teamId;
+    if (teamId) this.refreshAllowance(teamId);
   }
 
   /** Resolves once every pool holds its target of ready members (or rejects after `timeoutMs`). */
@@ -215,6 +249,7 @@ export class WarmPool {
   stats(): PoolStats[] {
     return [...this.pools.values()].map((p) => ({
       templateId: p.templateId,
+      ...(p.teamId ? { teamId: p.teamId } : {}),
       buildId: p.buildId,
       runtime: p.runtime,
       ready: p.ready.length,
@@ -272,13 +307,74 @@ export class WarmPool {
         patience: new AbortController(),
       };
       this.pools.set(k, pool);
-      void this.evictBeyondLimit();
+      void this.evictBeyondLimit(pool.teamId);
     }
     return pool;
   }
 
   private isFull(): boolean {
-    return [...this.pools.values()].every((p) => p.ready.length >= p.target || p.retryAtMs > Date.now());
+    return [...this.pools.values()].every(
+      (p) =>
+        p.ready.length >= p.target ||
+        p.retryAtMs > Date.now() ||
+        // as full as the team's allowance lets it be (once the allowance is known)
+        (this.stockBooting(p) === 0 && this.room(p) <= 0 && this.allowanceKnown(p)),
+    );
+  }
+
+  /** Members booting for stock (not for a waiting create). */
+  private stockBooting(pool: Pool): number {
+    return Math.max(0, pool.booting - pool.waiters.length);
+  }
+
+  /** What the pool's team has kept for it, ready or booting, over all its pools. */
+  private teamStock(teamId: string): number {
+    let stock = 0;
+    for (const p of this.pools.values())
+      if (p.teamId === teamId) stock += p.ready.length + this.stockBooting(p);
+    return stock;
+  }
+
+  /** How many more members the pool's team may have kept (negative: more than it may now). */
+  private room(pool: Pool): number {
+    if (!pool.teamId || !this.o.stockAllowance) return Number.POSITIVE_INFINITY;
+    return (this.allowance.get(pool.teamId) ?? 0) - this.teamStock(pool.teamId);
+  }
+
+  private allowanceKnown(pool: Pool): boolean {
+    return !pool.teamId || !this.o.stockAllowance || this.allowance.has(pool.teamId);
+  }
+
+  /**
+   * Reads the team's allowance again; stock past it goes (ready members of the team's least
+   * recently used pools first), room within it is filled.
+   */
+  private refreshAllowance(teamId: string): void {
+    const allowanceOf = this.o.stockAllowance;
+    if (!allowanceOf || this.closed) return;
+    const done = allowanceOf(teamId).then(
+      async (allowance) => {
+        if (this.closed) return;
+        this.allowance.set(teamId, allowance);
+        const pools = [...this.pools.values()]
+          .filter((p) => p.teamId === teamId)
+          .sort((a, b) => a.lastTakeMs - b.lastTakeMs);
+        let over = this.teamStock(teamId) - allowance;
+        const extra: PoolMember[] = [];
+        for (const pool of pools) {
+          while (over > 0 && pool.ready.length > 0) {
+            extra.push(pool.ready.pop()!);
+            over--;
+          }
+        }
+        for (const pool of pools) this.refill(pool);
+        this.wakeFullWaiters();
+        for (const member of extra) await this.destroy(member);
+      },
+      (err: unknown) => this.o.log.warn({ teamId, err }, "could not read a team's warm pool allowance"),
+    );
+    const tracked = done.finally(() => this.inflight.delete(tracked));
+    this.inflight.add(tracked);
   }
 
   /** Refills after a hand-out: at once under demand, else once the member's first moments are over. */
@@ -301,7 +397,7 @@ export class WarmPool {
     const forWaiters = pool.waiters.length - pool.booting;
     for (let i = 0; i < forWaiters; i++) this.boot(pool, true);
     if (pool.retryAtMs > Date.now()) return;
-    const stockMissing = pool.target - pool.ready.length - Math.max(0, pool.booting - pool.waiters.length);
+    const stockMissing = Math.min(pool.target - pool.ready.length - this.stockBooting(pool), this.room(pool));
     for (let i = 0; i < stockMissing; i++) this.boot(pool, false);
   }
 
@@ -382,7 +478,13 @@ export class WarmPool {
       waiter.resolve({ ...member, fromStock: false });
       return;
     }
-    if (this.closed || this.pools.get(pool.key) !== pool || pool.ready.length >= pool.target) {
+    // still counted as booting here: a room below 0 is the team's allowance shrunk meanwhile
+    if (
+      this.closed ||
+      this.pools.get(pool.key) !== pool ||
+      pool.ready.length >= pool.target ||
+      this.room(pool) < 0
+    ) {
       await this.destroy(member);
       return;
     }
@@ -422,12 +524,12 @@ export class WarmPool {
     for (const member of pool.ready.splice(0)) await this.destroy(member);
   }
 
-  private async evictBeyondLimit(): Promise<void> {
+  /** Past its `maxPools`, a team's least recently used idle pools go: only that team's. */
+  private async evictBeyondLimit(teamId: string | undefined): Promise<void> {
     const max = this.o.maxPools ?? 4;
-    const idle = [...this.pools.values()]
-      .filter((p) => p.waiters.length === 0)
-      .sort((a, b) => a.lastTakeMs - b.lastTakeMs);
-    for (const pool of idle.slice(0, Math.max(0, this.pools.size - max))) await this.drop(pool);
+    const own = [...this.pools.values()].filter((p) => p.teamId === teamId);
+    const idle = own.filter((p) => p.waiters.length === 0).sort((a, b) => a.lastTakeMs - b.lastTakeMs);
+    for (const pool of idle.slice(0, Math.max(0, own.length - max))) await this.drop(pool);
   }
 
   private async destroy(member: PoolMember): Promise<void> {

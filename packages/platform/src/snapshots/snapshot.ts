@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { crashPoint } from "../lib/crash-point.js";
 import { newId, nowIso } from "../lib/ids.js";
-import type { Team } from "../model/team.js";
+import { checkRoom, type PlatformLimits, type Team } from "../model/team.js";
 import {
   type Build,
   DEFAULT_TAG,
@@ -12,12 +12,19 @@ import {
 import type { Orchestrator } from "../orchestrator/orchestrator.js";
 import type { Store } from "../store/index.js";
 import type { LayerStore } from "../templates/layers.js";
-import { type TemplateName, templateNamed } from "../templates/names.js";
+import { checkTemplateRoom, type TemplateName, templateNamed } from "../templates/names.js";
 
 export interface SnapshotDeps {
   store: Store;
   orchestrator: Orchestrator;
   layers: LayerStore;
+}
+
+export interface TakeSnapshotOptions {
+  /** Whether to keep the memory too, where the runtime can (default true). */
+  memory?: boolean;
+  /** The team's limits of what it holds: the snapshot is refused (403) before anything is done past them. */
+  limits: Pick<PlatformLimits, "templates" | "snapshots">;
 }
 
 export interface TakenSnapshot {
@@ -34,16 +41,24 @@ export interface TakenSnapshot {
  * impossible (runc, or the sandbox's own processes listen on TCP) only files are kept (kind
  * "files") and sandboxes from it boot afresh, start command included. A named snapshot goes
  * to the team's template of that name when there is one (a new build of it), otherwise to a
- * new template; the build gets the name's tag (`default` when none).
+ * new template; the build gets the name's tag (`default` when none). A team that holds as many
+ * snapshots as it may, or would need one template more than it may, is refused first.
  */
 export async function takeSnapshot(
   deps: SnapshotDeps,
   sandboxId: string,
   team: Team,
-  name?: TemplateName & { namespace: string },
-  opts: { memory?: boolean } = {},
+  name: (TemplateName & { namespace: string }) | undefined,
+  opts: TakeSnapshotOptions,
 ): Promise<TakenSnapshot> {
   const { store, layers } = deps;
+  checkRoom(
+    await store.snapshots.count(team.id),
+    opts.limits.snapshots,
+    "snapshots",
+    "delete one (Sandbox.deleteSnapshot, DELETE /templates/{templateID})",
+  );
+  await checkTemplateRoom(store, team.id, name, opts.limits.templates);
   const suffix = randomBytes(10).toString("hex");
   const { layer, memory, sandbox } = await deps.orchestrator.withStateStill(
     sandboxId,

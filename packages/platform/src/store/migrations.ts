@@ -417,6 +417,22 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable("sandboxes").addColumn("identity_tokens", "text").execute();
     },
   },
+  // teams' limits of what they hold (volumes, templates, snapshots, uploads) and of one fork
+  "0014-team-holding-limits": {
+    async up(db: Kysely<unknown>) {
+      for (const column of [
+        "limit_volumes",
+        "limit_volume_size_mb",
+        "limit_templates",
+        "limit_snapshots",
+        "limit_fork_count",
+        "limit_uploads",
+        "limit_uploads_mb",
+      ]) {
+        await db.schema.alterTable("teams").addColumn(column, "integer").execute();
+      }
+    },
+  },
 };
 
 /** The node id of `x serve`, and of rows from before nodes existed. */

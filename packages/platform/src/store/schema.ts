@@ -169,6 +169,13 @@ export interface TeamsTable {
   limit_memory_mb: number | null;
   limit_disk_mb: number | null;
   limit_timeout_s: number | null;
+  limit_volumes: number | null;
+  limit_volume_size_mb: number | null;
+  limit_templates: number | null;
+  limit_snapshots: number | null;
+  limit_fork_count: number | null;
+  limit_uploads: number | null;
+  limit_uploads_mb: number | null;
 }
 
 export interface ApiKeysTable {

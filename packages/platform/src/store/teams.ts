@@ -11,6 +11,8 @@ import {
 import {
   type ApiKey,
   type CredentialKind,
+  LIMIT_NAMES,
+  perLimit,
   SYSTEM_NAMESPACE,
   type Team,
   type TeamLimits,
@@ -30,18 +32,28 @@ function maskKey(key: string): string {
   return `${key.slice(0, prefix.length + 4)}...${key.slice(-4)}`;
 }
 
+/** The column of each limit in `teams`. */
+const LIMIT_COLUMNS = {
+  sandboxes: "limit_sandboxes",
+  cpuCount: "limit_cpu_count",
+  memoryMB: "limit_memory_mb",
+  diskSizeMB: "limit_disk_mb",
+  timeoutSeconds: "limit_timeout_s",
+  volumes: "limit_volumes",
+  volumeSizeMB: "limit_volume_size_mb",
+  templates: "limit_templates",
+  snapshots: "limit_snapshots",
+  forkCount: "limit_fork_count",
+  uploads: "limit_uploads",
+  uploadsMB: "limit_uploads_mb",
+} as const satisfies { [K in keyof TeamLimits]: keyof TeamsTable };
+
 const decodeTeam = (row: TeamsTable): Team => ({
   id: row.id,
   name: row.name,
   namespace: row.namespace,
   createdAt: row.created_at,
-  limits: {
-    sandboxes: row.limit_sandboxes,
-    cpuCount: row.limit_cpu_count,
-    memoryMB: row.limit_memory_mb,
-    diskSizeMB: row.limit_disk_mb,
-    timeoutSeconds: row.limit_timeout_s,
-  },
+  limits: perLimit((n) => row[LIMIT_COLUMNS[n]] ?? null),
 });
 
 const TEAM_COLUMNS = [
@@ -49,11 +61,7 @@ const TEAM_COLUMNS = [
   "teams.name",
   "teams.namespace",
   "teams.created_at",
-  "teams.limit_sandboxes",
-  "teams.limit_cpu_count",
-  "teams.limit_memory_mb",
-  "teams.limit_disk_mb",
-  "teams.limit_timeout_s",
+  ...LIMIT_NAMES.map((n) => `teams.${LIMIT_COLUMNS[n]}` as const),
 ] as const;
 
 /** What the credentials table holds: what authenticates, and refresh tokens (which only refresh). */
@@ -79,11 +87,9 @@ export class TeamStore {
       name,
       namespace,
       created_at: nowIso(),
-      limit_sandboxes: null,
-      limit_cpu_count: null,
-      limit_memory_mb: null,
-      limit_disk_mb: null,
-      limit_timeout_s: null,
+      ...(Object.fromEntries(LIMIT_NAMES.map((n) => [LIMIT_COLUMNS[n], null])) as {
+        [K in (typeof LIMIT_COLUMNS)[keyof TeamLimits]]: null;
+      }),
     };
     await this.db.insertInto("teams").values(row).execute();
     return decodeTeam(row);
@@ -91,14 +97,9 @@ export class TeamStore {
 
   /** Sets the given limits (null: back to the platform's); the others stay. */
   async setLimits(teamId: string, limits: Partial<TeamLimits>): Promise<Team | undefined> {
-    const columns = {
-      limit_sandboxes: limits.sandboxes,
-      limit_cpu_count: limits.cpuCount,
-      limit_memory_mb: limits.memoryMB,
-      limit_disk_mb: limits.diskSizeMB,
-      limit_timeout_s: limits.timeoutSeconds,
-    };
-    const set = Object.fromEntries(Object.entries(columns).filter(([, v]) => v !== undefined));
+    const set = Object.fromEntries(
+      LIMIT_NAMES.filter((n) => limits[n] !== undefined).map((n) => [LIMIT_COLUMNS[n], limits[n]]),
+    );
     if (Object.keys(set).length > 0)
       await this.db.updateTable("teams").set(set).where("id", "=", teamId).execute();
     return this.getTeam(teamId);

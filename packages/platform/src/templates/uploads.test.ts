@@ -1,9 +1,10 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
+import { DomainError } from "../model/errors.js";
 import { BuildUploads, LINK_TTL_SECONDS, UploadTooLarge } from "./uploads.js";
 
 const HASH = "a".repeat(64);
@@ -70,5 +71,53 @@ describe("BuildUploads", () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+
+  describe("within a team's budget", () => {
+    const hashOf = (c: string) => c.repeat(64);
+    const stored = (team: string) => readdirSync(path.dirname(uploads.path(team, HASH))).sort();
+    const put = (team: string, hash: string, bytes: number, budget: { count: number; bytes: number }) =>
+      uploads.receive(team, hash, Readable.from([Buffer.alloc(bytes, 1)]), 1024, budget);
+    /** Marks an archive as last used `hours` ago. */
+    const age = (team: string, hash: string, hours: number) => {
+      const then = new Date(Date.now() - hours * 3600_000);
+      utimesSync(uploads.path(team, hash), then, then);
+    };
+
+    it("makes room by removing the least recently used archives, not those used within the hour", async () => {
+      const budget = { count: 3, bytes: 100 };
+      for (const [i, c] of [..."abc"].entries()) {
+        await put("budget", hashOf(c), 30, budget);
+        age("budget", hashOf(c), 4 - i);
+      }
+      // 'a' is asked for again (a link found it present): it is the most recently used now
+      expect(await uploads.has("budget", hashOf("a"))).toBe(true);
+      await put("budget", hashOf("d"), 30, budget);
+      expect(stored("budget")).toEqual([hashOf("a"), hashOf("c"), hashOf("d")]);
+      // by size: 40 more bytes need the oldest gone ('c'; 'd' is younger)
+      age("budget", hashOf("d"), 1.5);
+      await put("budget", hashOf("e"), 40, { count: 10, bytes: 100 });
+      expect(stored("budget")).toEqual([hashOf("a"), hashOf("d"), hashOf("e")]);
+    });
+
+    it("refuses (403) one more when what the team keeps was used within the hour, and keeps it all", async () => {
+      const budget = { count: 2, bytes: 1000 };
+      await put("recent", hashOf("a"), 10, budget);
+      await put("recent", hashOf("b"), 10, budget);
+      const refused = await put("recent", hashOf("c"), 10, budget).catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(DomainError);
+      expect((refused as DomainError).code).toBe("forbidden");
+      expect((refused as Error).message).toMatch(
+        /keeps 2 build archives \(1 MiB\) used within the last hour; one more of 1 MiB would pass its limit of 2 archives and 1 MiB/,
+      );
+      expect(stored("recent")).toEqual([hashOf("a"), hashOf("b")]);
+      // the same archive again replaces itself: no room needed
+      await put("recent", hashOf("a"), 10, budget);
+      // an archive larger than the budget is too large, whatever the limit of one archive
+      await expect(put("recent", hashOf("d"), 2000, { count: 10, bytes: 1000 })).rejects.toBeInstanceOf(
+        UploadTooLarge,
+      );
+      expect(stored("recent")).toEqual([hashOf("a"), hashOf("b")]);
+    });
   });
 });

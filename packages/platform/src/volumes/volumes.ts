@@ -4,7 +4,7 @@ import { newSecret, nowIso } from "../lib/ids.js";
 import { KeyedLock } from "../lib/keyed-lock.js";
 import type { Logger } from "../lib/log.js";
 import { conflict, invalid, notFound, unauthenticated } from "../model/errors.js";
-import type { Team } from "../model/team.js";
+import { checkRoom, type PlatformLimits, type Team } from "../model/team.js";
 import { isValidVolumeName, mountPathProblem, type Volume, type VolumeMount } from "../model/volume.js";
 import type { Store } from "../store/index.js";
 import { VolumeContent } from "./volume-content.js";
@@ -40,6 +40,7 @@ export interface VolumeDetail {
  */
 export class Volumes {
   private readonly lock = new KeyedLock();
+  private readonly teamLock = new KeyedLock();
   /** Volumes this process has mounted (both views), so a content call does not check again. */
   private readonly mountedIds = new Set<string>();
 
@@ -49,12 +50,34 @@ export class Volumes {
     return volumeDisk(this.o.dataDir, id);
   }
 
-  async create(team: Team, name: string, sizeMB = this.o.defaultSizeMB): Promise<Volume> {
+  /**
+   * A new volume of `sizeMB` (the platform's default, or the team's largest when that is
+   * smaller): 400 past the team's largest, 403 when it holds as many volumes as it may.
+   */
+  async create(
+    team: Team,
+    name: string,
+    asked: number | undefined,
+    limits: Pick<PlatformLimits, "volumes" | "volumeSizeMB">,
+  ): Promise<Volume> {
     if (!isValidVolumeName(name)) {
       throw invalid(`Invalid volume name '${name}': use letters, digits, '_' and '-' (at most 128)`);
     }
+    const sizeMB = asked ?? Math.min(this.o.defaultSizeMB, limits.volumeSizeMB);
     if (!Number.isInteger(sizeMB) || sizeMB < 16)
       throw invalid(`sizeMB must be an integer ≥ 16, got ${sizeMB}`);
+    if (sizeMB > limits.volumeSizeMB)
+      throw invalid(
+        `sizeMB must be at most ${limits.volumeSizeMB} (the team's limit of one volume's size), got ${sizeMB}`,
+      );
+    // one create of the team at a time here, so that two cannot both take its last place
+    return this.teamLock.run(team.id, async () => {
+      checkRoom(await this.o.store.volumes.count(team.id), limits.volumes, "volumes", "delete one");
+      return this.createDisk(team, name, sizeMB);
+    });
+  }
+
+  private async createDisk(team: Team, name: string, sizeMB: number): Promise<Volume> {
     if (await this.o.store.volumes.byName(team.id, name)) {
       throw invalid(`Volume with name '${name}' already exists`);
     }

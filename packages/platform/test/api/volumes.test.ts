@@ -56,6 +56,12 @@ describe.each(DIALECTS)("volume API on %s", (dialect) => {
       expect((await api.request("POST", "/volumes", { body: { name } })).status).toBe(400);
     }
     expect((await api.request("POST", "/volumes", { body: { name: "tiny", sizeMB: 1 } })).status).toBe(400);
+    // review M6: a volume larger than any the platform allows (64 GiB, or its disk) is refused
+    const big = await api.request("POST", "/volumes", { body: { name: "big", sizeMB: 8_000_000 } });
+    expect(big.status).toBe(400);
+    expect(big.body.message).toMatch(
+      /^sizeMB must be at most \d+ \(the team's limit of one volume's size\), got 8000000$/,
+    );
     expect((await api.request("GET", "/volumes/nope")).status).toBe(404);
     expect((await api.request("DELETE", "/volumes/nope")).status).toBe(404);
 

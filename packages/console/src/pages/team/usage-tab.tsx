@@ -24,6 +24,13 @@ function Limits({ team }: { team: Schemas["TeamDetail"] }) {
     { label: "Memory per sandbox", key: "memoryMB", format: formatMiB },
     { label: "Disk per sandbox", key: "diskSizeMB", format: formatMiB },
     { label: "Longest timeout", key: "timeoutSeconds", format: formatDuration },
+    { label: "Volumes", key: "volumes" },
+    { label: "Size of one volume", key: "volumeSizeMB", format: formatMiB },
+    { label: "Templates (snapshots' included)", key: "templates" },
+    { label: "Snapshots", key: "snapshots" },
+    { label: "Sandboxes per fork", key: "forkCount" },
+    { label: "Build archives kept", key: "uploads" },
+    { label: "Size of build archives kept", key: "uploadsMB", format: formatMiB },
   ];
   return (
     <div className="table-wrap">

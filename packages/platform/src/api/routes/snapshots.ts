@@ -50,7 +50,10 @@ export function snapshotRoutes(
       const sandbox = await ownedSandbox(store, r);
       const body = r.body ?? {};
       const name = body.name ? parseOwnName(body.name, team.namespace) : undefined;
-      const taken = await takeSnapshot(deps, sandbox.id, team, name, { memory: body.memory });
+      const taken = await takeSnapshot(deps, sandbox.id, team, name, {
+        memory: body.memory,
+        limits: effectiveLimits(team, o.limits),
+      });
       const named = name ? withTag(fullName(name.namespace, name.alias), taken.tag) : undefined;
       return {
         status: 200,
@@ -97,10 +100,16 @@ export function snapshotRoutes(
       const limits = effectiveLimits(team, o.limits);
       if (timeout > limits.timeoutSeconds)
         throw invalid(`timeout must be at most ${limits.timeoutSeconds} seconds, got ${timeout}`);
+      const count = body.count ?? 1;
+      if (count > limits.forkCount)
+        throw invalid(
+          `count must be at most ${limits.forkCount} (the team's limit of forks per request), got ${count}`,
+        );
       const results = await forkSandbox(deps, source, team, {
-        count: body.count ?? 1,
+        count,
         timeoutSeconds: timeout,
         maxLivePerTeam: limits.sandboxes,
+        limits,
       });
       return {
         status: 201,

@@ -1,6 +1,12 @@
 import type { Schemas } from "@x/platform-client";
 import { forbidden, invalid } from "../../model/errors.js";
-import { effectiveLimits, type PlatformLimits, type Team, type TeamLimits } from "../../model/team.js";
+import {
+  effectiveLimits,
+  type PlatformLimits,
+  perLimit,
+  type Team,
+  type TeamLimits,
+} from "../../model/team.js";
 import {
   TEAM_METRICS_DEFAULT_RANGE_S,
   type TeamMetricPoint,
@@ -45,16 +51,9 @@ const presentPoint = (p: TeamMetricPoint): Schemas["TeamMetric"] => ({
   sandboxStartRate: p.startRate,
 });
 
-/** `effectiveLimits` shown: the platform has no CPU or memory ceiling of its own (the host's is). */
+/** A team's own limits (null: the platform's), or those in force (every one set). */
 function presentLimits(limits: PlatformLimits | TeamLimits): Schemas["TeamLimits"] {
-  const shown = (n: number | null) => (n === null || !Number.isFinite(n) ? null : n);
-  return {
-    sandboxes: shown(limits.sandboxes),
-    cpuCount: shown(limits.cpuCount),
-    memoryMB: shown(limits.memoryMB),
-    diskSizeMB: shown(limits.diskSizeMB),
-    timeoutSeconds: shown(limits.timeoutSeconds),
-  };
+  return perLimit((n) => limits[n] ?? null);
 }
 
 /** The caller's team (what `e2b auth` asks), its limits and use, and its metrics over time. */
@@ -77,9 +76,12 @@ export function teamRoutes(
     getTeam: async (r) => {
       const team = pathTeam(r, "details");
       const now = Math.ceil(Date.now() / 1000);
-      const [states, activity] = await Promise.all([
+      const [states, activity, volumes, templates, snapshots] = await Promise.all([
         o.store.sandboxes.countByState(team.id),
         teamActivity(o.store, team.id, now - USAGE_WINDOW_S, now),
+        o.store.volumes.count(team.id),
+        o.store.templates.countTemplates(team.id),
+        o.store.snapshots.count(team.id),
       ]);
       return {
         status: 200,
@@ -95,6 +97,9 @@ export function teamRoutes(
             runningSandboxes: states.running ?? 0,
             pausedSandboxes: states.paused ?? 0,
             sandboxSecondsLast30Days: activity.sandboxSeconds,
+            volumes,
+            templates,
+            snapshots,
           },
         },
       };

@@ -8,6 +8,7 @@ import type { RuntimeName, Sandbox } from "../../model/sandbox.js";
 import type { Team } from "../../model/team.js";
 import type { Build, Template } from "../../model/template.js";
 import { openStore, type Store } from "../../store/index.js";
+import { fakeSealer } from "../../store/testing/fake-sealer.js";
 import { sandboxRecord } from "../../store/testing/sandbox-record.js";
 import { BootBudget } from "../boot-budget.js";
 import { type LifeState, lifeStateOf } from "../lifecycle.js";
@@ -86,7 +87,7 @@ export class LifecycleHarness {
 
   static async open(opts: { maxLivePerTeam?: number } = {}): Promise<LifecycleHarness> {
     const dir = mkdtempSync(path.join(os.tmpdir(), "x-lifecycle-"));
-    const store = await openStore({ dataDir: dir });
+    const store = await openStore({ dataDir: dir, sealer: fakeSealer() });
     await store.teams.ensureFirstTeam();
     const team = await store.teams.defaultTeam();
     const template = await store.templates.createTemplate(team.id);
