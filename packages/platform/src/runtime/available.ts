@@ -21,13 +21,20 @@ export async function availableRuntimes(dataDir: string): Promise<Map<RuntimeNam
 
 /**
  * The runtime of sandboxes that ask for none: the configured one, else gVisor when it is
- * installed, else runc. Fails when the one chosen is not installed.
+ * installed, else runc. Fails when the one chosen is not installed, or is not one of the
+ * runtimes tenants may have (a create that asks for none would get it all the same).
  */
 export function chooseDefaultRuntime(
   runtimes: ReadonlyMap<RuntimeName, ContainerRuntime>,
   configured?: RuntimeName,
+  tenantRuntimes?: readonly RuntimeName[],
 ): RuntimeName {
   const name = configured ?? (runtimes.has("runsc") ? "runsc" : "runc");
   if (!runtimes.has(name)) throw new Error(`default runtime ${name} is not installed`);
+  if (tenantRuntimes && !tenantRuntimes.includes(name)) {
+    throw new Error(
+      `default runtime ${name} is not one tenants may use (tenant runtimes: ${tenantRuntimes.join(", ") || "none"})`,
+    );
+  }
   return name;
 }

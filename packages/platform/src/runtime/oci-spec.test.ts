@@ -1,7 +1,14 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AGENT_INIT, AGENT_NODE, buildSpec, type SandboxSpecOptions, writeBundle } from "./oci-spec.js";
+import {
+  AGENT_INIT,
+  AGENT_NODE,
+  buildSpec,
+  CAPABILITIES,
+  type SandboxSpecOptions,
+  writeBundle,
+} from "./oci-spec.js";
 
 const opts: SandboxSpecOptions = {
   rootfs: "/data/sandboxes/s1/rootfs",
@@ -76,4 +83,71 @@ test("writeBundle writes config.json with its own hosts and hostname bound in", 
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test("root holds Docker's capabilities but CAP_MKNOD, CAP_NET_RAW and CAP_SETFCAP, and no more", () => {
+  const caps = (buildSpec(opts).process as { capabilities: Record<string, string[]> }).capabilities;
+  for (const set of ["bounding", "effective", "permitted"]) {
+    expect(caps[set]).toEqual(CAPABILITIES);
+    expect(caps[set]).not.toEqual(expect.arrayContaining(["CAP_MKNOD"]));
+    expect(caps[set]).not.toEqual(expect.arrayContaining(["CAP_NET_RAW"]));
+    expect(caps[set]).not.toEqual(expect.arrayContaining(["CAP_SETFCAP"]));
+  }
+  expect([...CAPABILITIES].sort()).toEqual([
+    "CAP_AUDIT_WRITE",
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_FOWNER",
+    "CAP_FSETID",
+    "CAP_KILL",
+    "CAP_NET_BIND_SERVICE",
+    "CAP_SETGID",
+    "CAP_SETPCAP",
+    "CAP_SETUID",
+    "CAP_SYS_CHROOT",
+  ]);
+});
+
+test("the allow-list seccomp profile is in every spec", () => {
+  const seccomp = (buildSpec(opts).linux as { seccomp: { defaultAction: string } }).seccomp;
+  expect(seccomp.defaultAction).toBe("SCMP_ACT_ERRNO");
+});
+
+describe("in a user namespace (runc)", () => {
+  const userNamespace = { hostId: 0x7000_0000, size: 65_536, sysfs: "/run/x-runc/0/sys" };
+  const spec = buildSpec({ ...opts, userNamespace });
+  const linux = spec.linux as {
+    namespaces: Array<{ type: string; path?: string }>;
+    uidMappings: object[];
+    gidMappings: object[];
+  };
+
+  test("the container's ids 0..size-1 are the host's from hostId", () => {
+    expect(linux.namespaces).toContainEqual({ type: "user" });
+    // the network stays the host's: root inside has no capability over it
+    expect(linux.namespaces).toContainEqual({ type: "network", path: "/run/netns/x-s1" });
+    const mapping = [{ containerID: 0, hostID: 0x7000_0000, size: 65_536 }];
+    expect(linux.uidMappings).toEqual(mapping);
+    expect(linux.gidMappings).toEqual(mapping);
+  });
+
+  test("/sys is the host's sysfs of the sandbox's netns, bound read-only", () => {
+    expect(spec.mounts.filter((m) => m.destination === "/sys")).toEqual([
+      {
+        destination: "/sys",
+        type: "bind",
+        source: "/run/x-runc/0/sys",
+        options: ["rbind", "nosuid", "noexec", "nodev", "ro"],
+      },
+    ]);
+  });
+
+  test("without one, no user namespace and sysfs mounted by the runtime", () => {
+    const plain = buildSpec(opts);
+    expect(
+      (plain.linux as { namespaces: Array<{ type: string }> }).namespaces.map((n) => n.type),
+    ).not.toContain("user");
+    expect(plain.linux).not.toHaveProperty("uidMappings");
+    expect(plain.mounts.find((m) => m.destination === "/sys")?.type).toBe("sysfs");
+  });
 });

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { chown, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { defaultSeccomp, type SeccompProfile } from "./seccomp.js";
 
@@ -51,20 +51,36 @@ export interface SandboxSpecOptions {
   nameserver?: string;
   /** Run in the container's mount namespace before pivot_root (runc). */
   createContainerHooks?: OciHook[];
+  /**
+   * Runs the container in a user namespace of its own (runc): container uids and gids
+   * 0..size-1 are the host's hostId..hostId+size-1. The rootfs and the binds whose files the
+   * sandbox owns must then be idmapped views (see runc-userns.ts), and /sys is `sysfs`, a
+   * sysfs of the sandbox's netns mounted by the host: the netns belongs to the host's user
+   * namespace, so one cannot be mounted from inside.
+   */
+  userNamespace?: UserNamespace & { sysfs: string };
 }
 
-/** Docker's default capability set: enough for root inside to chown, bind low ports and run setuid sudo. */
-const CAPABILITIES = [
+/** A range of host ids a container's 0..size-1 stand for. */
+export interface UserNamespace {
+  hostId: number;
+  size: number;
+}
+
+/**
+ * Docker's default capability set without CAP_MKNOD (device nodes), CAP_NET_RAW (raw sockets:
+ * ping uses ICMP datagram sockets instead, see runc-userns.ts) and CAP_SETFCAP (file
+ * capabilities): enough for root inside to chown, bind low ports and run setuid sudo. Under
+ * runc these are capabilities of the sandbox's own user namespace only.
+ */
+export const CAPABILITIES = [
   "CAP_AUDIT_WRITE",
   "CAP_CHOWN",
   "CAP_DAC_OVERRIDE",
   "CAP_FOWNER",
   "CAP_FSETID",
   "CAP_KILL",
-  "CAP_MKNOD",
   "CAP_NET_BIND_SERVICE",
-  "CAP_NET_RAW",
-  "CAP_SETFCAP",
   "CAP_SETGID",
   "CAP_SETPCAP",
   "CAP_SETUID",
@@ -141,7 +157,19 @@ export function buildSpec(o: SandboxSpecOptions): OciSpec {
         source: "mqueue",
         options: ["nosuid", "noexec", "nodev"],
       },
-      { destination: "/sys", type: "sysfs", source: "sysfs", options: ["nosuid", "noexec", "nodev", "ro"] },
+      o.userNamespace
+        ? {
+            destination: "/sys",
+            type: "bind",
+            source: o.userNamespace.sysfs,
+            options: ["rbind", "nosuid", "noexec", "nodev", "ro"],
+          }
+        : {
+            destination: "/sys",
+            type: "sysfs",
+            source: "sysfs",
+            options: ["nosuid", "noexec", "nodev", "ro"],
+          },
       {
         destination: "/sys/fs/cgroup",
         type: "cgroup",
@@ -166,7 +194,9 @@ export function buildSpec(o: SandboxSpecOptions): OciSpec {
         { type: "uts" },
         { type: "mount" },
         { type: "network", path: o.netnsPath },
+        ...(o.userNamespace ? [{ type: "user" }] : []),
       ],
+      ...(o.userNamespace ? idMappings(o.userNamespace) : {}),
       cgroupsPath: o.cgroupsPath ?? containerCgroup({ id: o.hostname }),
       resources: {
         devices: [{ allow: false, access: "rwm" }],
@@ -197,6 +227,11 @@ export function buildSpec(o: SandboxSpecOptions): OciSpec {
   };
 }
 
+function idMappings(ns: UserNamespace) {
+  const mapping = [{ containerID: 0, hostID: ns.hostId, size: ns.size }];
+  return { uidMappings: mapping, gidMappings: mapping };
+}
+
 function bind(source: string, destination: string, readonly: boolean) {
   const options = ["rbind", "nosuid", "nodev", readonly ? "ro" : "rw"];
   return { destination, type: "bind", source, options };
@@ -215,6 +250,11 @@ export async function writeBundle(bundleDir: string, o: SandboxSpecOptions): Pro
   await writeFile(hosts, hostsFile(o.hostname));
   await writeFile(hostname, `${o.hostname}\n`);
   const resolvConf = await writeResolvConf(bundleDir, o.nameserver);
+  // in a user namespace, root inside may edit them as before (`echo … >> /etc/hosts`)
+  if (o.userNamespace) {
+    const { hostId } = o.userNamespace;
+    await Promise.all([hosts, hostname, resolvConf].map((f) => chown(f, hostId, hostId)));
+  }
   const spec = buildSpec({
     ...o,
     binds: [

@@ -7,9 +7,11 @@ import type { OciHook } from "./oci-spec.js";
  * runc refuses spec mounts inside /proc, so a createContainer hook binds it: runc runs those
  * in the container's new mount namespace before pivot_root, where the host's paths are still
  * visible; the mount is read-only and the sandbox, without CAP_SYS_ADMIN, cannot undo it.
+ * The hook runs as the sandbox's root (in its user namespace): the boot id is written into
+ * `dir`, which that root can reach (the sandbox's runc view, see runc-userns.ts).
  */
-export async function runcCompat(bundleDir: string, rootfs: string): Promise<{ hooks: OciHook[] }> {
-  const bootId = await writeBootId(bundleDir);
+export async function runcCompat(dir: string, rootfs: string): Promise<{ hooks: OciHook[] }> {
+  const bootId = await writeBootId(dir);
   const target = path.join(rootfs, BOOT_ID_PATH);
   return {
     hooks: [

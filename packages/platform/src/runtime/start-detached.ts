@@ -1,5 +1,6 @@
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
+import { readFileTail } from "../lib/bounded-read.js";
 import { CommandError } from "../lib/command.js";
 import { spawner } from "../lib/spawner.js";
 
@@ -22,7 +23,8 @@ export async function startDetached(
   }
 }
 
+/** The last lines of a log, from its last 64 KiB only (the console is the sandbox's to fill). */
 async function tail(path: string, lines = 8): Promise<string> {
-  const text = await readFile(path, "utf8").catch(() => "");
+  const text = (await readFileTail(path, 64 * 1024).catch(() => undefined))?.bytes.toString("utf8") ?? "";
   return text.trimEnd().split("\n").slice(-lines).join("\n");
 }

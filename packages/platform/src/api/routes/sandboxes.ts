@@ -30,6 +30,11 @@ export interface SandboxRoutesOptions extends PresentOptions {
   limits: PlatformLimits;
   availableRuntimes: RuntimeName[];
   /**
+   * Runtimes a create may ask for; every available one when unset. An operator leaves runc out
+   * so that no tenant's code shares the host's kernel without gVisor between them.
+   */
+  tenantRuntimes?: RuntimeName[];
+  /**
    * Checks a sandbox's own SOCKS5 proxy (`network.egressProxy`) and seals its password; without
    * it, a request with one is refused.
    */
@@ -144,6 +149,11 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
     if (body.runtime && !o.availableRuntimes.includes(body.runtime)) {
       throw invalid(
         `runtime ${body.runtime} is not available here (available: ${o.availableRuntimes.join(", ")})`,
+      );
+    }
+    if (body.runtime && o.tenantRuntimes && !o.tenantRuntimes.includes(body.runtime)) {
+      throw forbidden(
+        `runtime ${body.runtime} is not offered to tenants here: the operator allows ${o.tenantRuntimes.join(", ")} (x serve --tenant-runtimes)`,
       );
     }
     const ref = parseTemplateRef(body.templateID);

@@ -5,6 +5,8 @@ import type { NetworkManager, SandboxNetwork } from "../../../src/network/networ
 import { isOverlayMounted, mountOverlay, unmountOverlay } from "../../../src/rootfs/overlay.js";
 import type { ContainerRef, ContainerRuntime } from "../../../src/runtime/container-runtime.js";
 import { AGENT_ENVD_DIR, AGENT_NODE, writeBundle } from "../../../src/runtime/oci-spec.js";
+import { runcCompat } from "../../../src/runtime/runc-compat.js";
+import { RuncViews } from "../../../src/runtime/runc-userns.js";
 import { getJson, waitFor } from "./http.js";
 
 /** Everything denied: how the harness starts sandboxes unless told otherwise. */
@@ -32,6 +34,8 @@ export interface TestSandbox {
   url: string;
   /** From the runtime's run call to the stand-in envd answering over the veth. */
   startMs: number;
+  /** Under runc: the sandbox's view of its files in its user namespace (runc-userns.ts). */
+  viewDir?: string;
 }
 
 /**
@@ -40,6 +44,8 @@ export interface TestSandbox {
  */
 export class SandboxHarness {
   private readonly live = new Map<string, TestSandbox>();
+  /** runc sandboxes run in a user namespace, on their views of the files (as SandboxHost does). */
+  private readonly views = new RuncViews();
 
   constructor(
     readonly runtime: ContainerRuntime,
@@ -72,8 +78,29 @@ export class SandboxHarness {
       workDir: join(dir, "work"),
       target: sb.rootfs,
     });
+    let rootfs = sb.rootfs;
+    let runc: Pick<Parameters<typeof writeBundle>[1], "userNamespace" | "createContainerHooks"> = {};
+    if (this.runtime.name === "runc") {
+      await unmountOverlay(sb.rootfs);
+      const view = await this.views.open({
+        sandboxDir: dir,
+        lowers: this.lowers,
+        disk: dir,
+        upper: "upper",
+        work: "work",
+        netnsPath: net.netnsPath,
+        binds: [],
+      });
+      rootfs = view.rootfs;
+      sb.viewDir = view.dir;
+      runc = {
+        userNamespace: { ...view.userNamespace, sysfs: view.sysfs },
+        createContainerHooks: (await runcCompat(view.dir, view.rootfs)).hooks,
+      };
+    }
     await writeBundle(sb.bundleDir, {
-      rootfs: sb.rootfs,
+      ...runc,
+      rootfs,
       args: [AGENT_NODE, `${AGENT_ENVD_DIR}/stand-in-envd.cjs`],
       hostname: id,
       netnsPath: net.netnsPath,
@@ -97,6 +124,7 @@ export class SandboxHarness {
   /** Deletes the container, unmounts, removes the network and the sandbox's files. */
   async stop(sb: TestSandbox): Promise<void> {
     await this.runtime.delete(sb.ref);
+    await this.views.close(sb.dir);
     await unmountOverlay(sb.rootfs);
     await this.network.destroy(sb.id);
     await rm(sb.dir, { recursive: true, force: true });
@@ -119,6 +147,7 @@ export class SandboxHarness {
     if (await exists(sb.net.netnsPath)) found.push(`netns ${sb.net.netns}`);
     if (await exists(`/sys/class/net/${sb.net.hostIf}`)) found.push(`veth ${sb.net.hostIf}`);
     if (await isOverlayMounted(sb.rootfs)) found.push(`overlay ${sb.rootfs}`);
+    if (sb.viewDir && (await exists(sb.viewDir))) found.push(`runc view ${sb.viewDir}`);
     if ((await this.runtime.list()).includes(sb.id)) found.push(`${this.runtime.name} container ${sb.id}`);
     if (await this.network.firewallEntry(sb.net)) found.push(`firewall entry ${sb.net.hostIf}`);
     for (const c of await cgroupDirs(sb.cgroupsPath)) found.push(`cgroup ${c}`);
