@@ -15,6 +15,7 @@ import { newSandboxId } from "../lib/ids.js";
 import { silentLogger } from "../lib/log.js";
 import type { Team } from "../model/team.js";
 import { openStore, type Store } from "../store/index.js";
+import { fakeSealer } from "../store/testing/fake-sealer.js";
 import { sandboxRecord } from "../store/testing/sandbox-record.js";
 import { createApiRouter } from "./api-router.js";
 
@@ -71,7 +72,7 @@ const readAll = (req: http.IncomingMessage) =>
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), "x-api-router-"));
-  store = await openStore({ dataDir: dir });
+  store = await openStore({ dataDir: dir, sealer: fakeSealer() });
   apiKey = (await store.teams.ensureFirstTeam())!;
   team = await store.teams.defaultTeam();
   node = http.createServer((req, res) => {

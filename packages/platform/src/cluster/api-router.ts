@@ -40,6 +40,8 @@ export interface ApiRouterOptions {
   log: Logger;
   /** Served as `GET /metrics`. */
   metrics?: Registry;
+  /** The bearer token `/metrics` needs (front-door.ts). */
+  metricsToken?: string;
   /** Each request answered: its operation, status and duration. */
   observeRequest?(op: string, status: number, seconds: number): void;
   /** Each request answered: how it was routed (a RouteBy, or `lost`) and its status. */
@@ -87,7 +89,7 @@ export function createApiRouter(o: ApiRouterOptions): {
     switch (route) {
       case "sandbox":
       case "sandbox-record": {
-        const found = await store.sandboxes.get(id);
+        const found = await store.sandboxes.where(id);
         // unknown or killed: any node answers as the API does (404, or the record)
         if (!found || found.state === "killed") return anyNode();
         if (found.state === "lost") {
@@ -98,8 +100,8 @@ export function createApiRouter(o: ApiRouterOptions): {
         return nodeNamed(found.nodeId!);
       }
       case "volume": {
-        const found = await store.volumes.get(id);
-        return found?.nodeId ? nodeNamed(found.nodeId) : anyNode();
+        const nodeId = await store.volumes.nodeOf(id);
+        return nodeId ? nodeNamed(nodeId) : anyNode();
       }
       case "build": {
         const found = await store.templates.getBuild(id);
@@ -252,6 +254,7 @@ export function createApiRouter(o: ApiRouterOptions): {
     log: o.log,
     surfaces: o.surfaces,
     metrics: o.metrics,
+    metricsToken: o.metricsToken,
     observe: o.observeRequest,
     async dispatch(call) {
       const route = ROUTES[call.op.id as keyof typeof ROUTES];

@@ -1,10 +1,13 @@
 /**
  * The `x proxy` role's view of where sandboxes are: a sandbox's node, from the catalog, kept in
  * memory and dropped when PostgreSQL announces a change of that sandbox (`x_sandboxes`) or of
- * any node (`x_nodes`), so a request costs no query once its sandbox was looked up.
+ * any node (`x_nodes`), so a request costs no query once its sandbox was looked up. The running
+ * sandboxes' envd tokens, which a signed file URL that names no sandbox is matched against, are
+ * kept the same way: read once, then only the sandboxes announced since are read again.
  */
 import pg from "pg";
 import type { Logger } from "../lib/log.js";
+import type { SignedFileMatch } from "../proxy/routing.js";
 import type { SandboxLocation, SandboxResolver } from "../proxy/types.js";
 import type { Store } from "../store/index.js";
 
@@ -23,6 +26,8 @@ const RELISTEN_MS = 1000;
 export function createCatalogResolver(o: {
   store: Store;
   databaseUrl: string;
+  /** Whether signed file URLs are matched against the running sandboxes' tokens (the store opens them). */
+  signed?: boolean;
   log: Logger;
 }): CatalogResolver {
   const { store, log } = o;
@@ -31,9 +36,43 @@ export function createCatalogResolver(o: {
   let client: pg.Client | undefined;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
+  /** Running sandboxes' envd tokens by id, while listening; undefined: read them all again. */
+  let tokens: Map<string, string> | undefined;
+  /** Sandboxes announced since the tokens were read. */
+  const changed = new Set<string>();
+  /** The reading in progress, for every lookup that waits on it. */
+  let reading: Promise<Map<string, string>> | undefined;
+
+  function runningTokens(): Promise<Map<string, string>> {
+    if (!listening)
+      return store.sandboxes
+        .runningTokens()
+        .then((rows) => new Map(rows.map((r) => [r.id, r.envdAccessToken])));
+    if (tokens && changed.size === 0) return Promise.resolve(tokens);
+    reading ??= (async () => {
+      try {
+        // many changes at once: one read of all is cheaper than a long list of ids
+        if (!tokens || changed.size > 1000) {
+          changed.clear();
+          const rows = await store.sandboxes.runningTokens();
+          tokens = new Map(rows.map((r) => [r.id, r.envdAccessToken]));
+        } else {
+          const ids = [...changed];
+          changed.clear();
+          const rows = await store.sandboxes.runningTokens(ids);
+          for (const id of ids) tokens.delete(id);
+          for (const r of rows) tokens.set(r.id, r.envdAccessToken);
+        }
+        return tokens;
+      } finally {
+        reading = undefined;
+      }
+    })();
+    return reading;
+  }
 
   async function lookup(id: string): Promise<SandboxLocation | undefined> {
-    const sandbox = await store.sandboxes.get(id);
+    const sandbox = await store.sandboxes.where(id);
     if (!sandbox || sandbox.state === "killed") return undefined;
     if (sandbox.state === "lost")
       return { state: "lost", reason: sandbox.reason ?? "its node stopped answering" };
@@ -47,8 +86,10 @@ export function createCatalogResolver(o: {
   async function connect(): Promise<void> {
     const c = new pg.Client({ connectionString: o.databaseUrl });
     c.on("notification", (n) => {
-      if (n.channel === "x_sandboxes" && n.payload) cache.delete(n.payload);
-      else cache.clear();
+      if (n.channel === "x_sandboxes" && n.payload) {
+        cache.delete(n.payload);
+        changed.add(n.payload);
+      } else cache.clear();
     });
     c.on("error", (err) => {
       log.warn({ err }, "catalog notifications lost: looking sandboxes up uncached until they are back");
@@ -60,6 +101,7 @@ export function createCatalogResolver(o: {
     await c.query("listen x_nodes");
     client = c;
     cache.clear(); // what changed while nobody listened
+    tokens = undefined;
     listening = true;
   }
 
@@ -68,6 +110,7 @@ export function createCatalogResolver(o: {
     client = undefined;
     listening = false;
     cache.clear();
+    tokens = undefined;
     if (!closed) scheduleRelisten();
   }
 
@@ -96,11 +139,14 @@ export function createCatalogResolver(o: {
       }
       return found;
     },
-    async resolveSigned(matches) {
-      for (const { id, envdAccessToken } of await store.sandboxes.runningTokens())
-        if (matches(envdAccessToken)) return id;
-      return undefined;
-    },
+    ...(o.signed === false
+      ? {}
+      : {
+          async resolveSigned(matches: SignedFileMatch) {
+            for (const [id, token] of await runningTokens()) if (matches(token)) return id;
+            return undefined;
+          },
+        }),
     async listen() {
       await connect();
     },

@@ -39,7 +39,7 @@ export class NodeMonitor {
           const reason = `its node ${nodeId} stopped answering (last heard at ${since})`;
           const lost = await trx.sandboxes.markLost(nodeId, reason);
           for (const sandboxId of lost) {
-            const sandbox = await trx.sandboxes.get(sandboxId);
+            const sandbox = await trx.sandboxes.where(sandboxId);
             await trx.events.record("sandbox.lost", {
               ...(sandbox ? { teamId: sandbox.teamId } : {}),
               sandboxId,

@@ -123,7 +123,7 @@ export class NodeRole {
     await store.nodes.markStarting(config.nodeId);
     const lost = await store.sandboxes.markLost(config.nodeId, reason, ["starting"]);
     for (const sandboxId of lost) {
-      const sandbox = await store.sandboxes.get(sandboxId);
+      const sandbox = await store.sandboxes.where(sandboxId);
       await store.events.record("sandbox.lost", {
         ...(sandbox ? { teamId: sandbox.teamId } : {}),
         sandboxId,

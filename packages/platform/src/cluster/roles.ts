@@ -10,8 +10,10 @@ import { withConsole } from "../console/console-surface.js";
 import { listen } from "../lib/http.js";
 import type { Logger } from "../lib/log.js";
 import { PLATFORM_VERSION } from "../lib/version.js";
+import { readMetricsToken } from "../observability/metrics-endpoint.js";
 import { createProxyServer, ENVD_PORT } from "../proxy/index.js";
-import { openStore, type Store } from "../store/index.js";
+import { SecretBox } from "../secrets/secret-box.js";
+import { openStore, type RowSealer, type Store } from "../store/index.js";
 import { createApiRouter } from "./api-router.js";
 import { createCatalogResolver } from "./catalog-resolver.js";
 import { createClusterMetrics } from "./cluster-metrics.js";
@@ -39,8 +41,12 @@ export function requirePostgres(databaseUrl: string | undefined, role: string): 
   return databaseUrl;
 }
 
-async function catalog(config: RoleConfig, role: string): Promise<Store> {
-  return openStore({ dataDir: "/nonexistent", databaseUrl: requirePostgres(config.databaseUrl, role) });
+async function catalog(config: RoleConfig, role: string, sealer?: RowSealer): Promise<Store> {
+  return openStore({
+    dataDir: "/nonexistent",
+    databaseUrl: requirePostgres(config.databaseUrl, role),
+    ...(sealer ? { sealer } : {}),
+  });
 }
 
 /** `x api`: any number of them, behind one address. */
@@ -49,9 +55,13 @@ export async function startApiRole(
     nodeTimeoutMs?: number;
     /** The web console's files, and how pages reach envd through the cluster's proxy. */
     console?: { distDir: string; domain: string; proxyPort: number };
+    /** A file holding the bearer token `/metrics` needs (PlatformConfig.metricsTokenFile). */
+    metricsTokenFile?: string;
   },
   log: Logger,
 ): Promise<RunningRole> {
+  const metricsToken =
+    config.metricsTokenFile === undefined ? undefined : await readMetricsToken(config.metricsTokenFile);
   const store = await catalog(config, "api");
   const heartbeatTimeoutMs = config.nodeTimeoutMs ?? DEFAULT_NODE_TIMEOUT_MS;
   const monitor = new NodeMonitor({
@@ -67,6 +77,7 @@ export async function startApiRole(
     heartbeatTimeoutMs,
     log: log.child({ component: "api-router" }),
     metrics: metrics.registry,
+    metricsToken,
     observeRoute: metrics.observeRoute,
     observeRequest: metrics.observeRequest,
     surfaces: config.console
@@ -96,11 +107,36 @@ export async function startApiRole(
 
 /** `x proxy`: any number of them, behind the sandbox domain's address. */
 export async function startProxyRole(
-  config: RoleConfig & { domain: string },
+  config: RoleConfig & {
+    domain: string;
+    /**
+     * The nodes' secrets key: signed file URLs that name no sandbox are matched against the
+     * running sandboxes' envd tokens, which are sealed with it. Without it such URLs are 400.
+     */
+    secretsKeyFile?: string;
+  },
   log: Logger,
 ): Promise<RunningRole> {
-  const store = await catalog(config, "proxy");
-  const resolver = createCatalogResolver({ store, databaseUrl: config.databaseUrl, log });
+  let key: SecretBox | undefined;
+  if (config.secretsKeyFile) {
+    try {
+      key = (await SecretBox.open({ file: config.secretsKeyFile, dataDir: "/nonexistent" })).box;
+    } catch (err) {
+      // everything else works without it: only those URLs go unrouted
+      log.warn(
+        { err },
+        "could not read the secrets key: signed file URLs that name no sandbox are not routed",
+      );
+    }
+  } else
+    log.info("no secrets key (--secrets-key-file): signed file URLs that name no sandbox are not routed");
+  const store = await catalog(config, "proxy", key);
+  const resolver = createCatalogResolver({
+    store,
+    databaseUrl: config.databaseUrl,
+    signed: key !== undefined,
+    log,
+  });
   await resolver.listen();
   const proxy = createProxyServer({
     domain: config.domain,

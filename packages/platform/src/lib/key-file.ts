@@ -23,7 +23,10 @@ export async function loadOrCreateKeyFile(opts: {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await chmod(dir, 0o700);
   try {
-    return { content: await readFile(file), file, created: false };
+    const content = await readFile(file);
+    // readable by root alone, whatever left it otherwise (a restore, a copy)
+    await chmod(file, 0o600);
+    return { content, file, created: false };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
   }

@@ -1,5 +1,3 @@
-import type { SealedValue } from "./secret.js";
-
 /**
  * A sandbox's network settings as its create (or, for egress, its last network update) gave
  * them: stored as given and echoed by GET, so what a client reads back is what is enforced.
@@ -24,15 +22,22 @@ export interface EgressPolicy {
 
 /**
  * A sandbox's own SOCKS5 proxy ("bring your own proxy", `network.egressProxy`), after the
- * allow/deny decision. Stored with its password sealed (the platform's secrets key), so it
- * survives pause, resume, fork and restart but is never shown, logged or put in a message.
+ * allow/deny decision. The store keeps its password sealed with the platform's secrets key,
+ * bound to the sandbox (store/sealing.ts), so it survives pause, resume, fork and restart but
+ * is never shown, logged or put in a message.
  */
 export interface StoredEgressProxy {
   /** Canonical `host:port` (host lower-cased). */
   address: string;
   username?: string;
-  /** Sealed as secret-box.ts seals secret values. */
-  password?: SealedValue;
+  password?: string;
+}
+
+/** A policy as it may be recorded or shown: the SOCKS5 proxy's password left out. */
+export function withoutProxyPassword(p: EgressPolicy): EgressPolicy {
+  if (p.egressProxy?.password === undefined) return p;
+  const { password: _, ...proxy } = p.egressProxy;
+  return { ...p, egressProxy: proxy };
 }
 
 /** One rule for the requests to a domain (E2B's `SandboxNetworkRule`). */
@@ -40,6 +45,11 @@ export interface NetworkRule {
   transform?: {
     /** Headers set on each request, replacing any of the same name; values may hold placeholders. */
     headers?: Record<string, string>;
+    /**
+     * An extension: placeholders are filled on plain HTTP (port 80) as well. Without it a
+     * request over plain HTTP whose headers would carry a secret or an identity token is refused.
+     */
+    allowPlainHttp?: boolean;
   };
 }
 

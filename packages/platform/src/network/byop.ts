@@ -3,7 +3,6 @@ import { isIP } from "node:net";
 import { SocksClient } from "socks";
 import { invalid } from "../model/errors.js";
 import type { StoredEgressProxy } from "../model/network.js";
-import type { SealedValue } from "../model/secret.js";
 
 /** What a client sends (E2B's `SandboxEgressProxyConfig`). */
 export interface EgressProxyInput {
@@ -11,15 +10,6 @@ export interface EgressProxyInput {
   username?: string | null;
   password?: string | null;
 }
-
-/** Seals and opens proxy passwords; the platform's secrets key (secret-box.ts) does the work. */
-export interface PasswordBox {
-  seal(value: string, secretId: string, version: number): SealedValue;
-  open(sealed: SealedValue, secretId: string, version: number): string;
-}
-
-/** What a proxy password is sealed for: one purpose, the same in every copy of the policy (forks). */
-const SEALED_FOR = "egress-proxy";
 
 const MAX_BYTES = 255;
 
@@ -43,12 +33,12 @@ const refused = (reason: string) => invalid(`Invalid egress proxy config: ${reas
  * Checks a proxy configuration the way the hosted service does (E2B's messages): `host:port`,
  * port 1-65535, the host lower-cased and resolving (an IP literal is itself), none of its
  * addresses private unless the operator opened it, a password only with a username, each at
- * most 255 bytes. Returns it as stored, the password sealed; never puts the password in a message.
+ * most 255 bytes. Returns it as kept (the store seals the password, bound to the sandbox); never
+ * puts the password in a message.
  */
 export async function checkEgressProxy(
   input: EgressProxyInput,
   check: EgressProxyCheck,
-  box: PasswordBox,
 ): Promise<StoredEgressProxy> {
   const address = (input.address ?? "").trim();
   if (address === "") throw refused("egress proxy address must not be empty");
@@ -92,13 +82,8 @@ export async function checkEgressProxy(
   return {
     address: `${isIP(host) === 6 ? `[${host}]` : host}:${portNum}`,
     ...(username !== "" ? { username } : {}),
-    ...(password !== "" ? { password: box.seal(password, SEALED_FOR, 0) } : {}),
+    ...(password !== "" ? { password } : {}),
   };
-}
-
-/** A stored proxy's password, opened. */
-export function openPassword(proxy: StoredEgressProxy, box: PasswordBox): string | undefined {
-  return proxy.password ? box.open(proxy.password, SEALED_FOR, 0) : undefined;
 }
 
 /** Why a tunnel could not be made: worded for the decision log, without credentials. */
@@ -113,6 +98,8 @@ export interface TunnelOptions {
   host: string;
   port: number;
   timeoutMs: number;
+  /** Opens the TCP connection to the proxy (the egress proxy's marked sockets); a plain one by default. */
+  connect?: (ip: string, port: number) => net.Socket;
 }
 
 /** A TCP connection to `host:port` through a SOCKS5 proxy (RFC 1928, RFC 1929 credentials). */
@@ -129,6 +116,8 @@ export async function socksTunnel(o: TunnelOptions): Promise<net.Socket> {
       },
       destination: { host: o.host, port: o.port },
       timeout: o.timeoutMs,
+      // the handshake is written once it connects
+      ...(o.connect ? { existing_socket: o.connect(o.proxyIp, port) } : {}),
     });
     return socket;
   } catch (err) {

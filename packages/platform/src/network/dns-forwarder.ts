@@ -15,6 +15,11 @@ export interface Upstream {
 export interface DnsGate {
   /** Whether this client may resolve this name (the gate logs its own decision). */
   admit(clientIp: string, name: string): boolean;
+  /**
+   * Why an address in an answer must not be given to this client (an address it may never
+   * reach: the host's internal names stay unknown to sandboxes), or undefined.
+   */
+  withhold?(clientIp: string, name: string, address: string): string | undefined;
   /** The IPv4 answers a client got for an admitted name. */
   answered(
     clientIp: string,
@@ -155,7 +160,8 @@ export class DnsForwarder {
     if (gate && !names.every((name) => gate.admit(client, name))) return errorReply(packet, "REFUSED");
     if (this.o.upstreams.length === 0) return errorReply(packet, "REFUSED");
     try {
-      const reply = await this.forward(query, via);
+      let reply = await this.forward(query, via);
+      if (gate?.withhold) reply = withheld(reply, (name, ip) => gate.withhold!(client, name, ip));
       if (gate && names.length === 1) {
         const addresses = aRecords(dnsPacket.decode(reply));
         // before the answer goes out: the sandbox may connect the moment it has it
@@ -312,6 +318,25 @@ export function errorReply(query: dnsPacket.Packet, rcode: keyof typeof RCODE): 
     flags: ((query.flags ?? 0) & dnsPacket.RECURSION_DESIRED) | dnsPacket.RECURSION_AVAILABLE | RCODE[rcode],
     questions: query.questions,
   });
+}
+
+/**
+ * An answer without the A and AAAA records `hide` says no; the bytes as they came when it keeps
+ * them all (or they do not decode: they are passed on as they were, for the client to judge).
+ */
+export function withheld(reply: Buffer, hide: (name: string, ip: string) => string | undefined): Buffer {
+  let packet: dnsPacket.Packet;
+  try {
+    packet = dnsPacket.decode(reply);
+  } catch {
+    return reply;
+  }
+  const answers = packet.answers ?? [];
+  const kept = answers.filter(
+    (a) => !((a.type === "A" || a.type === "AAAA") && hide(a.name, (a as dnsPacket.StringAnswer).data)),
+  );
+  if (kept.length === answers.length) return reply;
+  return dnsPacket.encode({ ...packet, answers: kept });
 }
 
 /** The A records of an answer, with their TTLs (a CNAME chain's end included). */

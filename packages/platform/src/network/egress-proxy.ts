@@ -5,6 +5,7 @@ import { socksTunnel, splitAddress } from "./byop.js";
 import { originalDestination } from "./conntrack.js";
 import type { NewDecision } from "./egress-log.js";
 import { addressVerdict, allowedDomain, type EgressRules } from "./egress-rules.js";
+import { type OutboundConnect, outboundConnector } from "./outbound.js";
 import { SNIFF_LIMIT, sniffName } from "./sniff.js";
 import type { HeaderTransformer } from "./transform-proxy.js";
 import { matchTransform } from "./transforms.js";
@@ -16,11 +17,14 @@ export interface EgressProxyOptions {
   nameOf(sandboxId: string, ip: string): string | undefined;
   /** IPv4 addresses of a name, from the platform's upstream resolvers. */
   resolve(name: string): Promise<string[]>;
-  /** Whether a sandbox may never reach this address (private and not opened by the operator). */
-  forbidden(ip: string): boolean;
+  /**
+   * Why a sandbox may never reach this address (`private range`, `host address`, `sandbox
+   * pool`, `cluster node`), or undefined when it may.
+   */
+  refusal(ip: string): string | undefined;
   record(decision: NewDecision): void;
-  /** The password of a sandbox's own SOCKS5 proxy, opened (never logged). */
-  socksPassword?(proxy: StoredEgressProxy): string | undefined;
+  /** How connections out are opened (marked for the firewall); plain sockets by default. */
+  connect?: OutboundConnect;
   /** Rewrites the requests of connections to names with header transforms. */
   transformer?: HeaderTransformer;
   log: Logger;
@@ -62,8 +66,15 @@ export class EgressProxy {
   private server?: net.Server;
   private readonly sockets = new Set<net.Socket>();
   private port = 0;
+  private readonly connect: OutboundConnect;
 
-  constructor(private readonly o: EgressProxyOptions) {}
+  constructor(private readonly o: EgressProxyOptions) {
+    this.connect = o.connect ?? outboundConnector();
+  }
+
+  private forbidden(ip: string): boolean {
+    return this.o.refusal(ip) !== undefined;
+  }
 
   async listen(port = 0, host = "0.0.0.0"): Promise<number> {
     const server = net.createServer({ pauseOnConnect: false }, (socket) => void this.handle(socket));
@@ -122,7 +133,7 @@ export class EgressProxy {
       resolvedName && resolvedPattern
         ? socks
           ? this.tunnel(socks, resolvedName, destination.port, failure)
-          : this.dial(resolvedName, destination.port)
+          : this.dial(resolvedName, destination.port, failure)
         : undefined;
     const spoke = early ? serverSpeaks(early) : undefined;
     const webPort = destination.port === 80 || destination.port === 443;
@@ -149,7 +160,7 @@ export class EgressProxy {
     const byAddress = pattern ? undefined : this.addressDecision(sandbox.rules, destination.ip);
     if (!pattern && !byAddress?.allowed) {
       if (early) void early.then((up) => up?.destroy());
-      if (byAddress?.rule.startsWith("private")) return deny(byAddress.rule, name);
+      if (byAddress?.always) return deny(byAddress.rule, name);
       if (!name)
         return deny("no allowed name: the connection names no host and its address was not resolved");
       return deny(`not an allowed name (${named ? "named in the connection" : "resolved"})`, name);
@@ -169,10 +180,11 @@ export class EgressProxy {
         : undefined;
     if (rule && named && this.o.transformer) {
       if (upstream) void upstream.then((up) => up?.destroy());
-      const ip = await this.publicAddress(named, pattern ? undefined : sandbox.rules);
+      const found: Failure = {};
+      const ip = await this.publicAddress(named, pattern ? undefined : sandbox.rules, found);
       if (!ip)
         return deny(
-          `${allowedBy}, transform ${rule.domain}, but ${named} has no allowed public address`,
+          `${allowedBy}, transform ${rule.domain}, but ${named} has no allowed public address${found.reason ? ` (${found.reason})` : ""}`,
           named,
         );
       if (client.destroyed) return;
@@ -215,13 +227,13 @@ export class EgressProxy {
       (socks
         ? this.tunnel(socks, byName(name) ?? destination.ip, port, failure)
         : pattern && name
-          ? this.dial(name, port)
+          ? this.dial(name, port, failure)
           : this.dialAddress(destination.ip, port)));
     if (!connected) {
       if (socks) return deny(tunnelFailed(failure), name);
       return deny(
         pattern
-          ? `allowOut ${pattern}, but ${name} has no public address that answers`
+          ? `allowOut ${pattern}, but ${name} has no public address that answers${failure.reason ? ` (${failure.reason})` : ""}`
           : `${allowedBy}, but no answer`,
         name,
       );
@@ -242,20 +254,41 @@ export class EgressProxy {
     client.once("close", () => connected.destroy());
   }
 
-  /** The address rules' verdict on a destination, private ranges refused first. */
-  private addressDecision(rules: EgressRules, ip: string): { allowed: boolean; rule: string } {
-    if (this.o.forbidden(ip)) return { allowed: false, rule: "private range (always denied)" };
+  /**
+   * The address rules' verdict on a destination; what no sandbox may reach (private ranges not
+   * opened, this host, the pool, the cluster's nodes) refused first, `always`.
+   */
+  private addressDecision(rules: EgressRules, ip: string): { allowed: boolean; rule: string; always?: true } {
+    const refused = this.o.refusal(ip);
+    if (refused) return { allowed: false, rule: `${refused} (always denied)`, always: true };
     return addressVerdict(rules, ip);
+  }
+
+  /** The first of a name's addresses a sandbox may reach; why none, in `failure`. */
+  private reachable(name: string, ips: readonly string[], failure?: Failure, rules?: EgressRules) {
+    const ip = ips.find((a) => !this.forbidden(a) && (!rules || addressVerdict(rules, a).allowed));
+    if (!ip && failure) {
+      const refused = ips.map((a) => [a, this.o.refusal(a)] as const).find(([, why]) => why);
+      failure.reason = refused
+        ? `${name} resolves to ${refused[0]} (${refused[1]}), which sandboxes may never reach`
+        : ips.length === 0
+          ? `${name} has no address`
+          : `${name}'s addresses are denied`;
+    }
+    return ip;
   }
 
   /**
    * A public address of a name through the platform's resolvers; with `rules` (the connection
    * was allowed by its address, not its name) only one the address rules allow.
    */
-  private async publicAddress(name: string, rules?: EgressRules): Promise<string | undefined> {
+  private async publicAddress(
+    name: string,
+    rules: EgressRules | undefined,
+    failure: Failure,
+  ): Promise<string | undefined> {
     try {
-      const ips = await this.o.resolve(name);
-      return ips.find((ip) => !this.o.forbidden(ip) && (!rules || addressVerdict(rules, ip).allowed));
+      return this.reachable(name, await this.o.resolve(name), failure, rules);
     } catch (err) {
       this.o.log.debug({ name, err }, "egress proxy could not resolve a name");
       return undefined;
@@ -267,10 +300,10 @@ export class EgressProxy {
    * undefined when it has no such address or none answers in time. It is paused: nothing it
    * receives is read before it is piped.
    */
-  private async dial(name: string, port: number): Promise<net.Socket | undefined> {
+  private async dial(name: string, port: number, failure: Failure): Promise<net.Socket | undefined> {
     let ip: string | undefined;
     try {
-      ip = (await this.o.resolve(name)).find((a) => !this.o.forbidden(a));
+      ip = this.reachable(name, await this.o.resolve(name), failure);
     } catch (err) {
       this.o.log.debug({ name, err }, "egress proxy could not resolve an allowed name");
     }
@@ -294,8 +327,9 @@ export class EgressProxy {
     let proxyIp: string | undefined;
     try {
       const ips = net.isIP(proxyHost) ? [proxyHost] : await this.o.resolve(proxyHost);
-      if (ips.some((ip) => this.o.forbidden(ip))) {
-        failure.reason = `${proxyHost} resolves to an address sandboxes may not reach`;
+      const refused = ips.map((ip) => [ip, this.o.refusal(ip)] as const).find(([, why]) => why);
+      if (refused) {
+        failure.reason = `${proxyHost} resolves to ${refused[0]} (${refused[1]}), which sandboxes may never reach`;
         return undefined;
       }
       proxyIp = ips[0];
@@ -308,10 +342,11 @@ export class EgressProxy {
       const socket = await socksTunnel({
         proxy,
         proxyIp,
-        password: this.o.socksPassword?.(proxy),
+        password: proxy.password,
         host,
         port,
         timeoutMs: this.o.connectTimeoutMs ?? 10_000,
+        connect: this.connect,
       });
       socket.pause();
       this.track(socket);
@@ -324,7 +359,9 @@ export class EgressProxy {
 
   /** A connection to an address (paused, as dial's), undefined when it does not answer in time. */
   private dialAddress(ip: string, port: number): Promise<net.Socket | undefined> {
-    const upstream = net.connect({ host: ip, port });
+    // checked here too, whatever the caller decided: the last step before the host dials
+    if (this.forbidden(ip)) return Promise.resolve(undefined);
+    const upstream = this.connect(ip, port);
     upstream.pause();
     this.track(upstream);
     return new Promise((resolve) => {

@@ -1,16 +1,18 @@
+import { BlockList, isIPv4, isIPv6 } from "node:net";
 import type { Logger } from "../lib/log.js";
 import type { ChildRecords } from "../lib/owned-process.js";
-import type { StoredEgressProxy } from "../model/network.js";
 import type { PlaceholderValues } from "../model/placeholders.js";
 import { DnsForwarder, type Upstream } from "./dns-forwarder.js";
 import type { EgressCa } from "./egress-ca.js";
 import { EgressLog } from "./egress-log.js";
 import { EgressProxy } from "./egress-proxy.js";
-import { allowedDomain, deniesEverything, inCidr } from "./egress-rules.js";
+import { allowedDomain, deniesEverything } from "./egress-rules.js";
 import { EgressTrace } from "./egress-trace.js";
 import { ALWAYS_DENIED_IPV4, type FirewallPorts } from "./firewall.js";
 import { NameMemory } from "./name-memory.js";
-import type { NetworkManager } from "./network-manager.js";
+import { canonicalCidr, type NetworkManager } from "./network-manager.js";
+import { outboundConnector } from "./outbound.js";
+import { ProtectedAddresses } from "./protected-addresses.js";
 import { HeaderTransformer } from "./transform-proxy.js";
 
 export interface EgressServicesOptions {
@@ -27,9 +29,33 @@ export interface EgressServicesOptions {
     placeholders: PlaceholderValues;
     teamOf(sandboxId: string): Promise<string | undefined>;
   };
-  /** Opens the sealed password of a sandbox's own SOCKS5 proxy (network/byop.ts). */
-  socksPassword?(proxy: StoredEgressProxy): string | undefined;
+  /** Beyond one machine: the hosts of the cluster's nodes and catalog, which sandboxes never reach. */
+  clusterHosts?(): Promise<string[]>;
   log: Logger;
+}
+
+/** IPv6 answers a sandbox is never given (it has no IPv6 route; these name internal hosts). */
+const INTERNAL_IPV6 = (() => {
+  const list = new BlockList();
+  for (const [net, bits] of [
+    ["::", 128],
+    ["::1", 128],
+    ["fc00::", 7],
+    ["fe80::", 10],
+    ["fec0::", 10],
+    ["ff00::", 8],
+  ] as const)
+    list.addSubnet(net, bits, "ipv6");
+  return list;
+})();
+
+function blockListOf(cidrs: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const c of cidrs) {
+    const [net, bits] = c.split("/");
+    list.addSubnet(net!, Number(bits ?? 32), "ipv4");
+  }
+  return list;
 }
 
 /**
@@ -43,13 +69,34 @@ export class EgressServices {
   readonly names = new NameMemory();
   readonly dns: DnsForwarder;
   private readonly proxy: EgressProxy;
-  /** Whether a sandbox may never reach this address (private and not opened by the operator). */
+  /**
+   * Whether a sandbox may never reach this address: this host's own, the sandbox pool, the
+   * cluster's nodes (whatever the operator opened), or private and not opened.
+   */
   readonly forbidden: (ip: string) => boolean;
+  /** Why a sandbox may never reach this address, for the decision log; undefined when it may. */
+  readonly refusal: (ip: string) => string | undefined;
+  private readonly protectedAddresses: ProtectedAddresses;
   private readonly trace: EgressTrace;
 
   constructor(o: EgressServicesOptions) {
     const { network } = o;
     const record = this.log.record.bind(this.log);
+    const denied = blockListOf(ALWAYS_DENIED_IPV4);
+    const opened = blockListOf(network.allowInternal);
+    this.protectedAddresses = new ProtectedAddresses({
+      pool: canonicalCidr(network.pool.cidr),
+      ...(o.clusterHosts ? { clusterHosts: o.clusterHosts } : {}),
+      onClusterChange: (ips) => network.firewall.setClusterAddresses(ips),
+      log: o.log.child({ component: "egress" }),
+    });
+    this.refusal = (ip) => {
+      if (!isIPv4(ip)) return undefined;
+      const protectedAs = this.protectedAddresses.why(ip);
+      if (protectedAs) return protectedAs;
+      return denied.check(ip, "ipv4") && !opened.check(ip, "ipv4") ? "private range" : undefined;
+    };
+    this.forbidden = (ip) => this.refusal(ip) !== undefined;
     this.dns = new DnsForwarder({
       upstreams: o.upstreams,
       log: o.log.child({ component: "dns" }),
@@ -66,6 +113,29 @@ export class EgressServices {
             rule: pattern ? `allowOut ${pattern}` : "not an allowed name",
           });
           return pattern !== undefined;
+        },
+        // a sandbox learns no address it could never reach: the host's internal names stay its own
+        withhold: (clientIp, name, address) => {
+          const sandbox = network.egressAt(clientIp);
+          if (!sandbox) return undefined;
+          const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+          const why = isIPv6(address)
+            ? mapped
+              ? this.refusal(mapped)
+              : INTERNAL_IPV6.check(address, "ipv6")
+                ? "internal IPv6 address"
+                : undefined
+            : this.refusal(address);
+          if (why)
+            record({
+              sandboxId: sandbox.id,
+              protocol: "dns",
+              name: name.toLowerCase(),
+              destination: address,
+              verdict: "denied",
+              rule: `answer withheld: ${why}`,
+            });
+          return why;
         },
         answered: async (clientIp, name, addresses) => {
           const sandbox = network.egressAt(clientIp);
@@ -84,22 +154,22 @@ export class EgressServices {
         },
       },
     });
-    const opened = network.allowInternal;
-    this.forbidden = (ip) =>
-      ALWAYS_DENIED_IPV4.some((c) => inCidr(ip, c)) && !opened.some((c) => inCidr(ip, c));
+    // the proxy's connections carry the firewall's mark: the kernel judges them too
+    const connect = outboundConnector(network.firewall.proxyMark);
     this.proxy = new EgressProxy({
       egressAt: (ip) => network.egressAt(ip),
       nameOf: (id, ip) => this.names.nameOf(id, ip),
       resolve: (name) => this.dns.resolve4(name),
-      forbidden: this.forbidden,
+      refusal: this.refusal,
       record,
-      ...(o.socksPassword ? { socksPassword: o.socksPassword } : {}),
+      connect,
       ...(o.transforms
         ? {
             transformer: new HeaderTransformer({
               ...o.transforms,
               transformsOf: (id) => network.egressOf(id)?.rules.transforms,
               record,
+              connect,
               log: o.log.child({ component: "egress-transforms" }),
             }),
           }
@@ -117,6 +187,7 @@ export class EgressServices {
 
   /** Starts the DNS service and the egress proxy; returns the ports the firewall sends to. */
   async start(): Promise<FirewallPorts> {
+    await this.protectedAddresses.start();
     const dns = await this.dns.listen();
     const egress = await this.proxy.listen();
     return { dns, egress };
@@ -136,6 +207,7 @@ export class EgressServices {
   }
 
   async close(): Promise<void> {
+    this.protectedAddresses.close();
     this.trace.close();
     await this.proxy.close();
     await this.dns.close();

@@ -24,6 +24,8 @@ export interface FirewallOptions {
   hostIfPrefix: string;
   /** Internal IPv4 ranges the operator opens to sandboxes (a package mirror, say). */
   allowInternal?: readonly string[];
+  /** The sandbox address pool: the egress proxy's connections never go there. */
+  poolCidr?: string;
 }
 
 /** Host ports of the platform's services for sandboxes. */
@@ -53,7 +55,20 @@ export const RULE_COMMENT = {
   spoofed: "x:spoofed",
   toProxy: "x:to-proxy",
   dns: "x:dns",
+  proxyOut: "x:proxy-out",
 } as const;
+
+/**
+ * The mark (SO_MARK) of the egress proxy's outgoing connections for a table: the output chain
+ * refuses what they must never reach. One per table, so that platforms side by side (tests)
+ * each judge only their own proxy's connections; high bits no common user of marks (kube-proxy,
+ * Calico, Cilium, WireGuard) sets.
+ */
+export function proxyMarkOf(table: string): number {
+  let h = 0x811c9dc5;
+  for (const c of Buffer.from(table)) h = Math.imul(h ^ c, 0x01000193) >>> 0;
+  return (0x78000000 | (h & 0x00ffffff)) >>> 0;
+}
 
 /**
  * The host-side policy for all sandboxes, one nftables table owned by the platform:
@@ -72,7 +87,10 @@ export const RULE_COMMENT = {
  *   takes the same decision and rewrites the requests to names with a rule. Every TCP
  *   connection of a sandbox with its own SOCKS5 proxy (`socks`) goes there too, which takes
  *   the same decision and tunnels what it lets out through that proxy (never directly);
- * - DNS (port 53, UDP and TCP, to any address) goes to the platform's own resolver.
+ * - DNS (port 53, UDP and TCP, to any address) goes to the platform's own resolver;
+ * - the egress proxy's own connections (marked with `proxyMark`) never reach this host's
+ *   addresses, the sandbox pool or the cluster's nodes, whatever is opened, nor a private range
+ *   the operator did not open.
  * Refusals reject (TCP reset, ICMP otherwise), so a blocked connection fails at once. The
  * first packet of every sandbox connection is traced (nftrace), so the decision log can read
  * the verdict from the kernel. The rules match host veths by name prefix, so they never touch
@@ -81,10 +99,15 @@ export const RULE_COMMENT = {
 export class Firewall {
   readonly table: string;
   readonly hostIfPrefix: string;
+  /** What the egress proxy marks its outgoing connections with (see the output chain). */
+  readonly proxyMark: number;
+  /** The cluster's nodes' and catalog's addresses, put in `cluster` at each install. */
+  private clusterIps: readonly string[] = [];
 
   constructor(private readonly o: FirewallOptions) {
     this.table = o.table;
     this.hostIfPrefix = o.hostIfPrefix;
+    this.proxyMark = proxyMarkOf(o.table);
   }
 
   /**
@@ -97,6 +120,7 @@ export class Firewall {
     const open = this.o.allowInternal ?? [];
     const { dns, egress } = ports;
     const c = RULE_COMMENT;
+    const mark = `0x${this.proxyMark.toString(16)}`;
     // a chain that sends TCP to the egress proxy, but not to a private address (the forward
     // chain refuses those)
     const toProxy = (chain: string) => [
@@ -205,6 +229,24 @@ export class Firewall {
       `add chain ${t} postrouting { type nat hook postrouting priority srcnat; policy accept; }`,
       `flush chain ${t} postrouting`,
       `add rule ${t} postrouting iifname ${veth} oifname != ${veth} masquerade`,
+      // the egress proxy's own connections (marked): never to this host, the pool or the
+      // cluster's nodes, whatever is opened, and to private ranges only where opened; the
+      // proxy refuses these itself first, this is the kernel's second opinion
+      `add set ${t} cluster { type ipv4_addr; }`,
+      `flush set ${t} cluster`,
+      ...(this.clusterIps.length > 0 ? [`add element ${t} cluster { ${this.clusterIps.join(", ")} }`] : []),
+      `add chain ${t} output { type filter hook output priority filter; policy accept; }`,
+      `flush chain ${t} output`,
+      `add rule ${t} output meta mark ${mark} fib daddr type local jump refuse comment "${c.proxyOut}"`,
+      ...(this.o.poolCidr
+        ? [
+            `add rule ${t} output meta mark ${mark} ip daddr ${this.o.poolCidr} jump refuse comment "${c.proxyOut}"`,
+          ]
+        : []),
+      `add rule ${t} output meta mark ${mark} ip daddr @cluster jump refuse comment "${c.proxyOut}"`,
+      `add rule ${t} output meta mark ${mark} ip daddr @opened accept`,
+      `add rule ${t} output meta mark ${mark} ip daddr @denied jump refuse comment "${c.proxyOut}"`,
+      `add rule ${t} output meta mark ${mark} meta nfproto ipv6 jump refuse comment "${c.proxyOut}"`,
     ].join("\n");
     await command("nft", ["-f", "-"], { input: script });
     // forwarding is host-wide; NAT for sandboxes cannot work without it
@@ -221,6 +263,22 @@ export class Firewall {
       ...(entry ? this.elements("add", entry) : []),
     ];
     if (script.length > 0) await command("nft", ["-f", "-"], { input: script.join("\n") });
+  }
+
+  /**
+   * The cluster's nodes' and catalog's addresses now: the egress proxy's connections never go
+   * there (kept for the next install, and put in the table's set when it exists).
+   */
+  async setClusterAddresses(ips: readonly string[]): Promise<void> {
+    this.clusterIps = [...ips];
+    if ((await this.describe()) === null) return;
+    const set = `inet ${this.table} cluster`;
+    await command("nft", ["-f", "-"], {
+      input: [
+        `flush set ${set}`,
+        ...(ips.length > 0 ? [`add element ${set} { ${ips.join(", ")} }`] : []),
+      ].join("\n"),
+    });
   }
 
   /**

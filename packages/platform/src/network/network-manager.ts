@@ -81,6 +81,7 @@ export class NetworkManager {
       table: `${this.prefix}_net`,
       hostIfPrefix: `${this.prefix}h`,
       allowInternal: this.allowInternal,
+      poolCidr: canonicalCidr(this.pool.cidr),
     });
   }
 

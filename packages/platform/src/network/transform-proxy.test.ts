@@ -1,6 +1,6 @@
 import { X509Certificate } from "node:crypto";
 import { mkdtemp, rm, stat } from "node:fs/promises";
-import type http from "node:http";
+import http from "node:http";
 import https from "node:https";
 import net from "node:net";
 import os from "node:os";
@@ -247,5 +247,122 @@ describe("header transformer", () => {
     } finally {
       a.destroy();
     }
+  });
+});
+
+describe("placeholders only where they cannot be read on the way or by a stranger", () => {
+  let origin: http.Server;
+  let front: net.Server;
+  let frontPort: number;
+  const seen: http.IncomingHttpHeaders[] = [];
+  const decisions: NewDecision[] = [];
+  let transforms: Transforms | undefined;
+  /** The name the sandbox's connection is for (what SNI or Host said). */
+  let name = "echo.test";
+  const clients = new Set<net.Socket>();
+  const values: PlaceholderValues = {
+    secret: async (_team, n) => (n === "s" ? "topsecret" : undefined),
+    identityToken: async (_sandbox, n) => (n === "aws" ? "a.jwt.token" : undefined),
+  };
+
+  beforeAll(async () => {
+    origin = http.createServer((req, res) => {
+      seen.push(req.headers);
+      req.resume();
+      req.on("end", () => res.end(JSON.stringify({ headers: req.headers })));
+    });
+    await new Promise<void>((r) => origin.listen(0, "127.0.0.1", r));
+    const originPort = (origin.address() as net.AddressInfo).port;
+    const transformer = new HeaderTransformer({
+      ca: egressCa,
+      trusted: [],
+      placeholders: values,
+      teamOf: async () => "team-1",
+      transformsOf: () => transforms,
+      record: (d) => decisions.push(d),
+      log,
+    });
+    front = net.createServer((client) => {
+      clients.add(client);
+      void transformer.serve(client, Buffer.alloc(0), {
+        sandboxId: "sbx",
+        name,
+        ip: "127.0.0.1",
+        port: originPort,
+        tls: false,
+        base: { sandboxId: "sbx", protocol: "tcp", name, port: 80 },
+      });
+    });
+    await new Promise<void>((r) => front.listen(0, "127.0.0.1", r));
+    frontPort = (front.address() as net.AddressInfo).port;
+  });
+  afterAll(async () => {
+    for (const c of clients) c.destroy();
+    front.close();
+    origin.closeAllConnections();
+    origin.close();
+  });
+
+  /** A plain HTTP request through the transformer, as a sandbox's `curl http://NAME/` sends it. */
+  function get(): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+      const req = http.request(
+        { host: "127.0.0.1", port: frontPort, path: "/", headers: { host: name }, agent: false },
+        (res) => {
+          let body = "";
+          res.on("data", (c) => (body += c));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.once("error", reject);
+      req.end();
+    });
+  }
+
+  it("never fills a secret or an identity token over plain HTTP unless the rule allows it", async () => {
+    name = "echo.test";
+    for (const value of ["Bearer ${e2b.secrets.s}", "${e2b.identity.tokens.aws}"]) {
+      transforms = compileTransforms({ "echo.test": [{ transform: { headers: { Authorization: value } } }] });
+      const before = seen.length;
+      const refused = await get();
+      expect(refused.status).toBe(502);
+      expect(refused.body).toContain(value.replace("Bearer ", ""));
+      expect(refused.body).toMatch(/never sent over plain HTTP unless the rule sets allowPlainHttp/);
+      expect(refused.body).not.toMatch(/topsecret|a\.jwt\.token/);
+      expect(seen.length).toBe(before);
+      expect(decisions.at(-1)).toMatchObject({
+        verdict: "denied",
+        rule: expect.stringMatching(/^transform echo\.test: .*never sent over plain HTTP.*request not sent$/),
+      });
+    }
+    // a header without a placeholder is set on plain HTTP as before
+    transforms = compileTransforms({ "echo.test": [{ transform: { headers: { "X-Plain": "1" } } }] });
+    expect(JSON.parse((await get()).body).headers["x-plain"]).toBe("1");
+    // the rule opts in
+    transforms = compileTransforms({
+      "echo.test": [
+        { transform: { headers: { Authorization: "Bearer ${e2b.secrets.s}" }, allowPlainHttp: true } },
+      ],
+    });
+    expect(JSON.parse((await get()).body).headers.authorization).toBe("Bearer topsecret");
+  });
+
+  it("does not fill a wildcard's placeholders for a site registered beneath a public suffix it covers", async () => {
+    transforms = compileTransforms({
+      "*.amazonaws.com": [
+        { transform: { headers: { Authorization: "${e2b.secrets.s}" }, allowPlainHttp: true } },
+      ],
+    });
+    name = "mybucket.s3.amazonaws.com";
+    const before = seen.length;
+    const refused = await get();
+    expect(refused.status).toBe(502);
+    expect(refused.body).toMatch(
+      /not sent to mybucket\.s3\.amazonaws\.com: a site registered under a public suffix/,
+    );
+    expect(seen.length).toBe(before);
+    // Amazon's own names under it are the rule's owner's
+    name = "sts.amazonaws.com";
+    expect(JSON.parse((await get()).body).headers.authorization).toBe("topsecret");
   });
 });

@@ -1,12 +1,19 @@
 import http from "node:http";
-import net from "node:net";
+import type net from "node:net";
 import { Duplex } from "node:stream";
 import tls from "node:tls";
 import type { Logger } from "../lib/log.js";
-import { fillHeaderTemplate, type PlaceholderValues } from "../model/placeholders.js";
+import { fillHeaderTemplate, type Placeholder, type PlaceholderValues } from "../model/placeholders.js";
 import type { EgressCa } from "./egress-ca.js";
 import type { NewDecision } from "./egress-log.js";
-import { isHeaderValue, matchTransform, replaceHeaders, type Transforms } from "./transforms.js";
+import { type OutboundConnect, outboundConnector } from "./outbound.js";
+import {
+  isHeaderValue,
+  matchTransform,
+  replaceHeaders,
+  type Transforms,
+  wildcardOwnsHost,
+} from "./transforms.js";
 
 export interface HeaderTransformerOptions {
   ca: EgressCa;
@@ -18,6 +25,8 @@ export interface HeaderTransformerOptions {
   /** A sandbox's rules now: read at each request, so a `PUT /network` applies to the next one. */
   transformsOf(sandboxId: string): Transforms | undefined;
   record(decision: NewDecision): void;
+  /** How connections to origins are opened (marked for the firewall); plain sockets by default. */
+  connect?: OutboundConnect;
   log: Logger;
 }
 
@@ -69,8 +78,10 @@ export class HeaderTransformer {
   /** Never listens: intercepted connections are handed to it one by one. */
   private readonly server: http.Server;
   private readonly connections = new WeakMap<object, Connection>();
+  private readonly connect: OutboundConnect;
 
   constructor(private readonly o: HeaderTransformerOptions) {
+    this.connect = o.connect ?? outboundConnector();
     this.server = http.createServer({ keepAlive: true }, (req, res) => {
       const conn = this.connections.get(req.socket);
       if (conn) this.forward(req, res, conn).catch((err: unknown) => this.failed(err, conn, res));
@@ -108,15 +119,15 @@ export class HeaderTransformer {
       socket = secure;
     }
     const dial = async (): Promise<net.Socket> => {
-      const socket = c.tunnel ? await c.tunnel() : undefined;
+      const socket = c.tunnel ? await c.tunnel() : this.connect(c.ip, c.port);
       return c.tls
         ? tls.connect({
-            ...(socket ? { socket } : { host: c.ip, port: c.port }),
+            socket,
             servername: c.name,
             ALPNProtocols: ["http/1.1"],
             ...(this.o.trusted.length > 0 ? { ca: [...tls.rootCertificates, ...this.o.trusted] } : {}),
           })
-        : (socket ?? net.connect({ host: c.ip, port: c.port }));
+        : socket;
     };
     // one upstream connection at a time per sandbox connection, kept alive between requests
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -163,6 +174,20 @@ export class HeaderTransformer {
     const rule = matchTransform(this.o.transformsOf(c.sandboxId), c.name);
     const set: Array<[string, string]> = [];
     if (!rule) return { set };
+    // credentials only where they cannot be read on the way, nor by a stranger's site
+    for (const h of rule.headers) {
+      const p = h.value.find((part): part is Placeholder => typeof part !== "string");
+      if (!p) continue;
+      const refused = (what: string) => ({ refused: { domain: rule.domain, header: h.name, what } });
+      if (!c.tls && !rule.allowPlainHttp)
+        return refused(
+          `${placeholderText(p)}, which is never sent over plain HTTP unless the rule sets allowPlainHttp`,
+        );
+      if (rule.domain.startsWith("*.") && !wildcardOwnsHost(rule.domain.slice(2), c.name))
+        return refused(
+          `${placeholderText(p)}, which is not sent to ${c.name}: a site registered under a public suffix the wildcard covers`,
+        );
+    }
     const team = (await c.teamId) ?? "";
     for (const h of rule.headers) {
       const refused = (what: string) => ({ refused: { domain: rule.domain, header: h.name, what } });
@@ -176,12 +201,7 @@ export class HeaderTransformer {
         );
         return refused("a placeholder whose value could not be read");
       }
-      if ("missing" in filled) {
-        const p = filled.missing;
-        return refused(
-          `no value for \${e2b.${p.kind === "secret" ? "secrets" : "identity.tokens"}.${p.name}}`,
-        );
-      }
+      if ("missing" in filled) return refused(`no value for ${placeholderText(filled.missing)}`);
       if (!isHeaderValue(filled.value)) return refused("a value that is not a valid header value");
       set.push([h.name, filled.value]);
     }
@@ -275,6 +295,11 @@ export class HeaderTransformer {
     socket.once("close", () => upstream.destroy());
     upstream.once("close", () => socket.destroy());
   }
+}
+
+/** A placeholder as written in a rule (its name only, never a value). */
+function placeholderText(p: Placeholder): string {
+  return `\${e2b.${p.kind === "secret" ? "secrets" : "identity.tokens"}.${p.name}}`;
 }
 
 /**

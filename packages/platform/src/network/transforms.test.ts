@@ -1,6 +1,13 @@
 import { DomainError } from "../model/errors.js";
 import { MALFORMED_PLACEHOLDER } from "../model/placeholders.js";
-import { compileTransforms, matchTransform, networkRules, replaceHeaders } from "./transforms.js";
+import {
+  compileTransforms,
+  matchTransform,
+  networkRules,
+  onPublicSuffix,
+  replaceHeaders,
+  wildcardOwnsHost,
+} from "./transforms.js";
 
 const rule = (headers: Record<string, string>) => [{ transform: { headers } }];
 
@@ -140,5 +147,60 @@ describe("header replacement", () => {
       "v1",
     ]);
     expect(replaceHeaders(raw, [])).toEqual(raw);
+  });
+});
+
+describe("wildcards and public suffixes", () => {
+  const ruleWith = (headers: Record<string, string>, extra: Record<string, unknown> = {}) => [
+    { transform: { headers, ...extra } },
+  ];
+
+  it("refuses a wildcard with placeholders that sits on a public suffix", () => {
+    for (const domain of [
+      "*.github.io",
+      "*.s3.amazonaws.com",
+      "*.vercel.app",
+      "*.co.uk",
+      "*.com",
+      "*.test",
+    ]) {
+      expect(() =>
+        networkRules({ [domain]: ruleWith({ Authorization: "Bearer ${e2b.secrets.s}" }) }),
+      ).toThrow(
+        `Rule domain ${JSON.stringify(domain)} is a wildcard on the public suffix ${domain.slice(2)}`,
+      );
+      expect(() => networkRules({ [domain]: ruleWith({ A: "${e2b.identity.tokens.t}" }) })).toThrow(
+        /public suffix/,
+      );
+      // without placeholders nothing of the team's goes anywhere: allowed
+      expect(networkRules({ [domain]: ruleWith({ "X-Plain": "1" }) })).toEqual({
+        [domain]: ruleWith({ "X-Plain": "1" }),
+      });
+    }
+    for (const domain of ["*.example.com", "*.me.github.io", "*.amazonaws.com", "*.echo.test"])
+      expect(networkRules({ [domain]: ruleWith({ A: "${e2b.secrets.s}" }) })).toBeDefined();
+  });
+
+  it("fills a wildcard's placeholders only for hosts whose registrable domain is the rule's own", () => {
+    expect(wildcardOwnsHost("example.com", "a.b.example.com")).toBe(true);
+    expect(wildcardOwnsHost("eu.example.com", "x.eu.example.com")).toBe(true);
+    expect(wildcardOwnsHost("amazonaws.com", "sts.amazonaws.com")).toBe(true);
+    expect(wildcardOwnsHost("amazonaws.com", "mybucket.s3.amazonaws.com")).toBe(false);
+    expect(wildcardOwnsHost("me.github.io", "x.me.github.io")).toBe(true);
+    expect(wildcardOwnsHost("amazonaws.com", "s3.amazonaws.com")).toBe(false);
+    expect(onPublicSuffix("github.io")).toBe(true);
+    expect(onPublicSuffix("example.com")).toBe(false);
+  });
+
+  it("takes allowPlainHttp as true or false only, and compiles it", () => {
+    expect(() => networkRules({ "a.test": ruleWith({ A: "b" }, { allowPlainHttp: "yes" }) })).toThrow(
+      'allowPlainHttp in rule for domain "a.test" must be true or false.',
+    );
+    const stored = networkRules({ "a.test": ruleWith({ A: "${e2b.secrets.s}" }, { allowPlainHttp: true }) });
+    expect(stored).toEqual({ "a.test": ruleWith({ A: "${e2b.secrets.s}" }, { allowPlainHttp: true }) });
+    expect(compileTransforms(stored)?.exact.get("a.test")?.allowPlainHttp).toBe(true);
+    expect(compileTransforms({ "a.test": ruleWith({ A: "b" }) })?.exact.get("a.test")?.allowPlainHttp).toBe(
+      false,
+    );
   });
 });

@@ -1,3 +1,4 @@
+import { getDomain } from "tldts";
 import { invalid } from "../model/errors.js";
 import type { NetworkRules } from "../model/network.js";
 import { parseHeaderTemplate, secretNamesIn, type TemplatePart } from "../model/placeholders.js";
@@ -40,7 +41,11 @@ export function networkRules(rules: NetworkRules | undefined): NetworkRules | un
     if (all.length > L.rulesPerDomain)
       throw invalid(`Domain ${q} can have at most ${L.rulesPerDomain} transform rule.`);
     const secrets = new Set<string>();
+    let placeholders = false;
     for (const rule of list ?? []) {
+      const plain = rule?.transform?.allowPlainHttp;
+      if (plain !== undefined && typeof plain !== "boolean")
+        throw invalid(`allowPlainHttp in rule for domain ${q} must be true or false.`);
       const headers = Object.entries(rule?.transform?.headers ?? {});
       if (headers.length > L.headersPerRule)
         throw invalid(`Domain ${q} can have at most ${L.headersPerRule} headers per rule.`);
@@ -63,9 +68,16 @@ export function networkRules(rules: NetworkRules | undefined): NetworkRules | un
           throw invalid(
             `Value for header ${n} in rule for domain ${q} exceeds maximum length of ${L.headerValueLength} characters.`,
           );
-        for (const s of secretNamesIn(parseHeaderTemplate(value))) secrets.add(s);
+        const parts = parseHeaderTemplate(value);
+        for (const s of secretNamesIn(parts)) secrets.add(s);
+        if (parts.some((p) => typeof p !== "string")) placeholders = true;
       }
     }
+    const suffix = domain.startsWith("*.") ? domain.slice(2) : undefined;
+    if (suffix && placeholders && onPublicSuffix(suffix))
+      throw invalid(
+        `Rule domain ${q} is a wildcard on the public suffix ${suffix}: every site under it belongs to whoever registers it, so its secrets and identity tokens would go to any of them; name the host instead.`,
+      );
     if (secrets.size > L.secretsPerDomain)
       throw invalid(`Domain ${q} can refer to at most ${L.secretsPerDomain} distinct secrets.`);
     out[domain] = all;
@@ -78,6 +90,8 @@ export interface TransformRule {
   /** The key it was given under (`name` or `*.name`). */
   domain: string;
   headers: Array<{ name: string; value: TemplatePart[] }>;
+  /** Placeholders filled on plain HTTP (port 80) too: only when the rule says so (an extension). */
+  allowPlainHttp: boolean;
 }
 
 /** A sandbox's rules, ready for matching. */
@@ -96,7 +110,7 @@ export function compileTransforms(rules: NetworkRules | undefined): Transforms |
       name,
       value: parseHeaderTemplate(value),
     }));
-    const rule = { domain, headers };
+    const rule = { domain, headers, allowPlainHttp: list[0]?.transform?.allowPlainHttp === true };
     if (domain.startsWith("*.")) wildcards.push(rule);
     else exact.set(domain, rule);
   }
@@ -113,6 +127,28 @@ export function matchTransform(t: Transforms | undefined, name: string): Transfo
   if (!t) return undefined;
   const host = name.toLowerCase().replace(/\.$/, "");
   return t.exact.get(host) ?? t.wildcards.find((w) => host.endsWith(w.domain.slice(1)));
+}
+
+/** The Public Suffix List's view, private (shared hosting) suffixes included: `github.io` is one. */
+const PSL = { allowPrivateDomains: true } as const;
+
+/**
+ * Whether a name is a public suffix (`com`, `co.uk`, `github.io`, `s3.amazonaws.com`, an
+ * unknown TLD): names under it are registered by different owners.
+ */
+export function onPublicSuffix(name: string): boolean {
+  return getDomain(name, PSL) === null;
+}
+
+/**
+ * Whether a `*.suffix` rule's placeholders may be filled for `host`: the host's registrable
+ * domain is the suffix's own or above it, never a site registered beneath it. `*.amazonaws.com`
+ * matches `bucket.s3.amazonaws.com`, whose registrable domain (s3.amazonaws.com being a public
+ * suffix) is the bucket's owner's, not Amazon's.
+ */
+export function wildcardOwnsHost(suffix: string, host: string): boolean {
+  const registrable = getDomain(host.toLowerCase().replace(/\.$/, ""), PSL);
+  return registrable !== null && (registrable === suffix || suffix.endsWith(`.${registrable}`));
 }
 
 /**

@@ -14,12 +14,24 @@ import {
   notFoundReply,
   notRunning,
   resumeForbiddenReply,
+  signedMissesReply,
   trafficTokenReply,
 } from "./replies.js";
 import { ENVD_PORT, type ProxyTarget, signedFileMatcher } from "./routing.js";
 import type { ProxyMetrics, SandboxAccess, SandboxLocation, SandboxResolver } from "./types.js";
 
 type Resumed = { address: string; access?: SandboxAccess };
+
+/** Signed requests whose sandbox is remembered (by what was signed), at most. */
+const SIGNED_KEPT = 10_000;
+/**
+ * A client's signed file URLs that match no sandbox: each is a look at every running
+ * sandbox's token, so they are limited (a burst, then a few a second); one that matches is free.
+ */
+const SIGNED_MISS_BURST = 20;
+const SIGNED_MISSES_PER_SECOND = 2;
+/** Clients whose misses are counted, at most (the oldest are forgotten first). */
+const MISS_CLIENTS_KEPT = 10_000;
 
 export interface LocatorOptions {
   resolver: SandboxResolver;
@@ -32,22 +44,62 @@ export interface LocatorOptions {
 
 export class SandboxLocator {
   private readonly resuming = new Map<string, Promise<Resumed | ErrorReply>>();
+  /** The sandbox of each signed request seen, by its key: a repeated URL is no new search. */
+  private readonly signedBy = new Map<string, string>();
+  /** Each client's allowance of misses: what is left, and when it was counted. */
+  private readonly misses = new Map<string, { left: number; at: number }>();
 
   constructor(private readonly o: LocatorOptions) {}
 
-  /** A signed file URL without routing information goes to the sandbox whose token signed it. */
-  async signedTarget(method: string, url: string): Promise<ProxyTarget | undefined> {
+  /**
+   * A signed file URL without routing information goes to the sandbox whose token signed it;
+   * undefined when it is none (or names no sandbox), a 429 for a client (`client`, its
+   * address) whose URLs keep matching none.
+   */
+  async signedTarget(
+    method: string,
+    url: string,
+    client = "",
+  ): Promise<ProxyTarget | ErrorReply | undefined> {
     const { resolver, log } = this.o;
     if (!resolver.resolveSigned) return undefined;
     const matches = signedFileMatcher(method, url);
     if (!matches) return undefined;
+    const known = this.signedBy.get(matches.key);
+    if (known) return { sandboxID: known, port: ENVD_PORT };
+    // an IPv6 client is its /64: one host has all of it
+    const allowance = this.allowance(client.includes(":") ? client.split(":").slice(0, 4).join(":") : client);
+    if (allowance.left < 1) return signedMissesReply();
+    let sandboxID: string | undefined;
     try {
-      const sandboxID = await resolver.resolveSigned(matches);
-      return sandboxID ? { sandboxID, port: ENVD_PORT } : undefined;
+      sandboxID = await resolver.resolveSigned(matches);
     } catch (err) {
       log.error({ err }, "signed URL lookup failed");
       return undefined;
     }
+    if (!sandboxID) {
+      allowance.left -= 1;
+      return undefined;
+    }
+    if (this.signedBy.size >= SIGNED_KEPT) this.signedBy.delete(this.signedBy.keys().next().value!);
+    this.signedBy.set(matches.key, sandboxID);
+    return { sandboxID, port: ENVD_PORT };
+  }
+
+  /** A client's allowance of signed misses, refilled for the time since it was last counted. */
+  private allowance(client: string): { left: number; at: number } {
+    const now = Date.now();
+    let a = this.misses.get(client);
+    if (a) this.misses.delete(client);
+    else {
+      if (this.misses.size >= MISS_CLIENTS_KEPT) this.misses.delete(this.misses.keys().next().value!);
+      a = { left: SIGNED_MISS_BURST, at: now };
+    }
+    a.left = Math.min(SIGNED_MISS_BURST, a.left + ((now - a.at) / 1000) * SIGNED_MISSES_PER_SECOND);
+    a.at = now;
+    // the most recently seen last: the oldest go first when too many are kept
+    this.misses.set(client, a);
+    return a;
   }
 
   /**

@@ -38,6 +38,19 @@ export function resumeForbiddenReply(sandboxId: string): ErrorReply {
   };
 }
 
+/** 429 for a client whose signed file URLs keep matching no sandbox: each costs a look at every token. */
+export function signedMissesReply(): ErrorReply {
+  return {
+    status: 429,
+    kind: "rate_limited",
+    body: {
+      code: 429,
+      message:
+        "Too many signed file URLs from this address matched no running sandbox; check the signature (or name the sandbox with E2b-Sandbox-Id) and try again in a few seconds",
+    },
+  };
+}
+
 /** 400 for a request that names no sandbox. */
 export function noRouteReply(domain: string | undefined): ErrorReply {
   const host = `{port}-{sandboxID}.${domain ?? "{domain}"}`;

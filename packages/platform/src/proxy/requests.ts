@@ -40,8 +40,12 @@ export async function onRequest(
     res.writeHead(204, preflightAnswer(headers));
     return void res.end();
   }
-  const target = routed ?? (await ctx.locator.signedTarget(req.method ?? "GET", req.url ?? "/"));
+  const signed = routed
+    ? undefined
+    : await ctx.locator.signedTarget(req.method ?? "GET", req.url ?? "/", clientAddress(req.socket));
+  const target = routed ?? (signed && "sandboxID" in signed ? signed : undefined);
   const down = new H1Downstream(res, corsHeadersFor(target, headers.origin));
+  if (signed && "status" in signed) return ctx.replyWith(down, signed);
   if (!target) return ctx.replyWith(down, ctx.noRouteReply);
   const to = await ctx.locator.locate(target, headers[TRAFFIC_TOKEN_HEADER]);
   if (!isUpstream(to)) return ctx.replyWith(down, to);
@@ -75,8 +79,12 @@ export async function onStream(
     stream.respond({ ":status": 204, ...lowerKeys(preflightAnswer(headers)) });
     return void stream.end();
   }
-  const target = routed ?? (await ctx.locator.signedTarget(method, headers[":path"] ?? "/"));
+  const signed = routed
+    ? undefined
+    : await ctx.locator.signedTarget(method, headers[":path"] ?? "/", clientAddress(stream.session?.socket));
+  const target = routed ?? (signed && "sandboxID" in signed ? signed : undefined);
   const down = new H2Downstream(stream, corsHeadersFor(target, headers.origin));
+  if (signed && "status" in signed) return ctx.replyWith(down, signed);
   if (method === "CONNECT") {
     return ctx.replyWith(down, {
       status: 405,

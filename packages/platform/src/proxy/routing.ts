@@ -60,11 +60,9 @@ export function parseTarget(
  * check), so only the sandbox whose token made it matches. Returns that match, for the
  * resolver to try against the tokens of the running sandboxes, or undefined when the request
  * is not a signed file request. Expiry is left to envd, which answers it with its own 401.
+ * Its `key` names what was signed and the signature: two requests of one key match the same token.
  */
-export function signedFileMatcher(
-  method: string,
-  url: string,
-): ((envdAccessToken: string) => boolean) | undefined {
+export function signedFileMatcher(method: string, url: string): SignedFileMatch | undefined {
   let parsed: URL;
   try {
     parsed = new URL(url, "http://proxy");
@@ -86,7 +84,7 @@ export function signedFileMatcher(
   const head = `${query.get("path") ?? ""}:${operation}:${query.get("username") ?? ""}:`;
   const tail = expiration !== null ? `:${expiration}` : "";
   const sent = Buffer.from(signature);
-  return (token) => {
+  const matches = (token: string) => {
     const expected = `v1_${createHash("sha256")
       .update(head + token + tail)
       .digest("base64")
@@ -94,4 +92,8 @@ export function signedFileMatcher(
     const b = Buffer.from(expected);
     return sent.length === b.length && timingSafeEqual(sent, b);
   };
+  return Object.assign(matches, { key: JSON.stringify([head, tail, signature]) });
 }
+
+/** Whether an envd access token signed a request, and what names the request (`key`). */
+export type SignedFileMatch = ((envdAccessToken: string) => boolean) & { readonly key: string };

@@ -1,3 +1,4 @@
+import type { SignedFileMatch } from "./routing.js";
 /** How a sandbox's own URLs are served (its create's `network`). */
 export interface SandboxAccess {
   /** Every port but envd's needs it in the `e2b-traffic-access-token` header. */
@@ -43,7 +44,7 @@ export interface SandboxResolver {
    * For a signed file URL that names no sandbox: the id of the running sandbox whose envd
    * access token `matches`, if any. Without it such requests are 400 (no route).
    */
-  resolveSigned?(matches: (envdAccessToken: string) => boolean): Promise<string | undefined>;
+  resolveSigned?(matches: SignedFileMatch): Promise<string | undefined>;
 }
 
 /** Why the proxy answered with its own error or cut an exchange short. */
@@ -56,6 +57,7 @@ export type ProxyErrorKind =
   | "sandbox_broken"
   | "sandbox_lost"
   | "forbidden"
+  | "rate_limited"
   | "resolver_failed"
   | "port_closed"
   | "upstream_unreachable"

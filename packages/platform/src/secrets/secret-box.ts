@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import path from "node:path";
 import { loadOrCreateKeyFile } from "../lib/key-file.js";
 import type { SealedValue } from "../model/secret.js";
 
@@ -13,6 +14,14 @@ export const SECRETS_KEY_NAME = "secrets.key";
 function associatedData(secretId: string, version: number): Buffer {
   return Buffer.from(`x-secret:${secretId}:${version}`, "utf8");
 }
+
+/** What a bound value is sealed for: a namespace of its own, apart from secret versions. */
+function boundData(binding: string): Buffer {
+  return Buffer.from(`x-bound:${binding}`, "utf8");
+}
+
+/** The start of a bound sealed value as stored (`$x1$<keyId>$<nonce>$<ciphertext>`, base64url). */
+export const BOUND_PREFIX = "$x1$";
 
 /**
  * Seals and opens secret values with one AES-256-GCM key: a random nonce per version, the
@@ -60,16 +69,65 @@ export class SecretBox {
 
   /** The value, or an error (never the ciphertext, never a wrong value) when this key did not seal it. */
   open(sealed: SealedValue, secretId: string, version: number): string {
-    const nonce = Buffer.from(sealed.nonce, "base64");
-    const data = Buffer.from(sealed.ciphertext, "base64");
+    return this.decrypt(
+      Buffer.from(sealed.nonce, "base64"),
+      Buffer.from(sealed.ciphertext, "base64"),
+      associatedData(secretId, version),
+    );
+  }
+
+  /**
+   * Seals a value bound to what it is for (`binding`, e.g. `sandbox:ID:envd-access-token`):
+   * moved to another row or field, it does not open. One line of text, for a text column.
+   */
+  sealBound(value: string, binding: string): string {
+    const nonce = randomBytes(NONCE_BYTES);
+    const cipher = createCipheriv("aes-256-gcm", this.key, nonce);
+    cipher.setAAD(boundData(binding));
+    const ciphertext = Buffer.concat([cipher.update(value, "utf8"), cipher.final(), cipher.getAuthTag()]);
+    return `${BOUND_PREFIX}${this.keyId}$${nonce.toString("base64url")}$${ciphertext.toString("base64url")}`;
+  }
+
+  /** A value sealBound sealed for `binding`; an error naming the key when another key sealed it. */
+  openBound(text: string, binding: string): string {
+    const [keyId, nonce, ciphertext, ...rest] = text.startsWith(BOUND_PREFIX)
+      ? text.slice(BOUND_PREFIX.length).split("$")
+      : [];
+    if (!keyId || nonce === undefined || ciphertext === undefined || rest.length > 0)
+      throw new Error("the sealed value is malformed");
+    if (keyId !== this.keyId)
+      throw new Error(`the value was sealed by another secrets key (${keyId}, not ${this.keyId})`);
+    return this.decrypt(
+      Buffer.from(nonce, "base64url"),
+      Buffer.from(ciphertext, "base64url"),
+      boundData(binding),
+    );
+  }
+
+  private decrypt(nonce: Buffer, data: Buffer, aad: Buffer): string {
     if (nonce.length !== NONCE_BYTES || data.length < TAG_BYTES)
       throw new Error("the sealed value is malformed");
     const decipher = createDecipheriv("aes-256-gcm", this.key, nonce);
-    decipher.setAAD(associatedData(secretId, version));
+    decipher.setAAD(aad);
     decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
     return Buffer.concat([
       decipher.update(data.subarray(0, data.length - TAG_BYTES)),
       decipher.final(),
     ]).toString("utf8");
   }
+}
+
+/**
+ * Whether the key file lies in the data directory together with the database (SQLite's file
+ * there): one copy of the directory, a backup say, then holds the sealed values and their key.
+ */
+export function keyBesideDatabase(keyFile: string, o: { dataDir: string; databaseUrl?: string }): boolean {
+  const url = o.databaseUrl;
+  if (url && /^postgres(ql)?:\/\//.test(url)) return false;
+  const db = url?.startsWith("sqlite:") ? url.slice("sqlite:".length) : path.join(o.dataDir, "platform.db");
+  const inside = (dir: string, file: string) => {
+    const rel = path.relative(path.resolve(dir), path.resolve(file));
+    return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
+  };
+  return inside(o.dataDir, keyFile) && inside(o.dataDir, db);
 }

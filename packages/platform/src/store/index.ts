@@ -8,6 +8,7 @@ import { NodeStore } from "./nodes.js";
 import { PlacementStore } from "./placements.js";
 import { SandboxStore } from "./sandboxes.js";
 import type { Database } from "./schema.js";
+import { type RowSealer, Sealing, sealClearRows } from "./sealing.js";
 import { SecretStore } from "./secrets.js";
 import { SnapshotStore } from "./snapshots.js";
 import { TeamStore } from "./teams.js";
@@ -22,7 +23,8 @@ export type { PlatformEvent } from "./events.js";
 export type { LayerRecord } from "./layer-catalog.js";
 export { LOCAL_NODE } from "./migrations.js";
 export type { ClusterNode, NodeCapacity, NodeState } from "./nodes.js";
-export type { SandboxChanges, SandboxListFilter } from "./sandboxes.js";
+export type { SandboxChanges, SandboxListFilter, SandboxWhere } from "./sandboxes.js";
+export type { RowSealer } from "./sealing.js";
 export type { CurrentSealedValue, Seal, SealedValue } from "./secrets.js";
 export type { CreatedKey } from "./teams.js";
 export type { BuildChanges, NewBuild } from "./template-builds.js";
@@ -63,16 +65,32 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export async function openStore(options: DbOptions & { nodeId?: string }): Promise<Store> {
+/**
+ * Opens the store. `sealer` (the secrets key) seals sandboxes' and volumes' tokens at rest;
+ * given it, rows from before sealing are sealed now. Without it (`x api`, the CLI's tools) those
+ * tokens can be neither written nor read, only where things are (`sandboxes.where`).
+ */
+export async function openStore(
+  options: DbOptions & { nodeId?: string; sealer?: RowSealer },
+): Promise<Store> {
   const db = await openDb(options);
   const nodeId = options.nodeId ?? LOCAL_NODE;
+  const sealing = new Sealing(options.sealer);
+  if (options.sealer) {
+    try {
+      await db.kysely.transaction().execute((trx) => sealClearRows(trx, options.sealer!));
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
+  }
   const over = (kysely: Kysely<Database>): Store => ({
     db,
     teams: new TeamStore(kysely),
     templates: new TemplateStore(kysely, nodeId),
-    sandboxes: new SandboxStore(kysely, nodeId),
+    sandboxes: new SandboxStore(kysely, nodeId, sealing),
     snapshots: new SnapshotStore(kysely),
-    volumes: new VolumeStore(kysely, nodeId),
+    volumes: new VolumeStore(kysely, nodeId, sealing),
     events: new EventStore(kysely),
     secrets: new SecretStore(kysely),
     webhooks: new WebhookStore(kysely),

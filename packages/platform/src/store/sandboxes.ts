@@ -6,6 +6,7 @@ import type { PauseKind, Sandbox, SandboxState } from "../model/sandbox.js";
 import type { VolumeMount } from "../model/volume.js";
 import { afterCursor, type KeysetCursor } from "./paging.js";
 import type { Database, SandboxesTable } from "./schema.js";
+import { binding, type Sealing } from "./sealing.js";
 
 export interface SandboxListFilter {
   teamId: string;
@@ -33,7 +34,35 @@ export interface SandboxChanges {
   reason?: string | null;
 }
 
-function decode(row: SandboxesTable): Sandbox {
+/** Where a sandbox is, without its tokens: what a process without the secrets key may read. */
+export interface SandboxWhere {
+  id: string;
+  teamId: string;
+  state: SandboxState;
+  nodeId: string;
+  reason?: string;
+}
+
+/** The egress policy as stored: the SOCKS5 proxy's password sealed for this sandbox. */
+function encodeEgress(egress: EgressPolicy, id: string, sealing: Sealing): string {
+  const proxy = egress.egressProxy;
+  if (proxy?.password === undefined) return JSON.stringify(egress);
+  return JSON.stringify({
+    ...egress,
+    egressProxy: { ...proxy, password: sealing.seal(proxy.password, binding.proxyPassword(id)) },
+  });
+}
+
+function decodeEgress(text: string | null, id: string, sealing: Sealing): EgressPolicy {
+  if (!text) return OPEN_EGRESS;
+  const egress = JSON.parse(text) as EgressPolicy & { egressProxy?: { password?: unknown } };
+  const password = egress.egressProxy?.password as Parameters<Sealing["openPassword"]>[0] | undefined;
+  if (egress.egressProxy && password !== undefined)
+    egress.egressProxy = { ...egress.egressProxy, password: sealing.openPassword(password, id) };
+  return egress;
+}
+
+function decode(row: SandboxesTable, sealing: Sealing): Sandbox {
   return {
     id: row.id,
     teamId: row.team_id,
@@ -50,10 +79,12 @@ function decode(row: SandboxesTable): Sandbox {
     diskSizeMB: row.disk_size_mb,
     metadata: JSON.parse(row.metadata) as Record<string, string>,
     envVars: JSON.parse(row.env_vars) as Record<string, string>,
-    envdAccessToken: row.envd_access_token,
-    egress: row.egress ? (JSON.parse(row.egress) as EgressPolicy) : OPEN_EGRESS,
+    envdAccessToken: sealing.open(row.envd_access_token, binding.envdToken(row.id)),
+    egress: decodeEgress(row.egress, row.id, sealing),
     ingress: row.ingress ? (JSON.parse(row.ingress) as IngressPolicy) : PUBLIC_INGRESS,
-    ...(row.traffic_access_token ? { trafficAccessToken: row.traffic_access_token } : {}),
+    ...(row.traffic_access_token
+      ? { trafficAccessToken: sealing.open(row.traffic_access_token, binding.trafficToken(row.id)) }
+      : {}),
     autoPause: row.auto_pause === 1,
     autoPauseMemory: row.auto_pause_memory === 1,
     autoResume: row.auto_resume === 1,
@@ -65,7 +96,7 @@ function decode(row: SandboxesTable): Sandbox {
   };
 }
 
-function encode(s: Sandbox, nodeId: string): SandboxesTable {
+function encode(s: Sandbox, nodeId: string, sealing: Sealing): SandboxesTable {
   return {
     id: s.id,
     team_id: s.teamId,
@@ -82,10 +113,12 @@ function encode(s: Sandbox, nodeId: string): SandboxesTable {
     disk_size_mb: s.diskSizeMB,
     metadata: JSON.stringify(s.metadata),
     env_vars: JSON.stringify(s.envVars),
-    envd_access_token: s.envdAccessToken,
-    egress: JSON.stringify(s.egress),
+    envd_access_token: sealing.seal(s.envdAccessToken, binding.envdToken(s.id)),
+    egress: encodeEgress(s.egress, s.id, sealing),
     ingress: JSON.stringify(s.ingress),
-    traffic_access_token: s.trafficAccessToken ?? null,
+    traffic_access_token: s.trafficAccessToken
+      ? sealing.seal(s.trafficAccessToken, binding.trafficToken(s.id))
+      : null,
     auto_pause: s.autoPause ? 1 : 0,
     auto_pause_memory: s.autoPauseMemory ? 1 : 0,
     auto_resume: s.autoResume ? 1 : 0,
@@ -98,12 +131,12 @@ function encode(s: Sandbox, nodeId: string): SandboxesTable {
   };
 }
 
-function encodeChanges(c: SandboxChanges): Partial<SandboxesTable> {
+function encodeChanges(id: string, c: SandboxChanges, sealing: Sealing): Partial<SandboxesTable> {
   return {
     ...(c.state !== undefined ? { state: c.state } : {}),
     ...(c.pauseKind !== undefined ? { pause_kind: c.pauseKind } : {}),
     ...(c.endAt !== undefined ? { end_at: c.endAt } : {}),
-    ...(c.egress !== undefined ? { egress: JSON.stringify(c.egress) } : {}),
+    ...(c.egress !== undefined ? { egress: encodeEgress(c.egress, id, sealing) } : {}),
     ...(c.killedAt !== undefined ? { killed_at: c.killedAt } : {}),
     ...(c.reason !== undefined ? { reason: c.reason } : {}),
   };
@@ -114,22 +147,53 @@ function encodeChanges(c: SandboxChanges): Partial<SandboxesTable> {
  * node; what a node adopts and inserts is its own (`nodeId`).
  */
 export class SandboxStore {
+  private readonly decode: (row: SandboxesTable) => Sandbox;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly nodeId: string,
-  ) {}
+    /** Its tokens and proxy password are sealed at rest (store/sealing.ts). */
+    private readonly sealing: Sealing,
+  ) {
+    this.decode = (row) => decode(row, sealing);
+  }
 
   async insert(sandbox: Sandbox): Promise<void> {
-    await this.db.insertInto("sandboxes").values(encode(sandbox, this.nodeId)).execute();
+    await this.db
+      .insertInto("sandboxes")
+      .values(encode(sandbox, this.nodeId, this.sealing))
+      .execute();
   }
 
   async get(id: string): Promise<Sandbox | undefined> {
     const row = await this.db.selectFrom("sandboxes").selectAll().where("id", "=", id).executeTakeFirst();
-    return row && decode(row);
+    return row && this.decode(row);
+  }
+
+  /** Where a sandbox is (its team, state and node), without its tokens: any process may ask. */
+  async where(id: string): Promise<SandboxWhere | undefined> {
+    const row = await this.db
+      .selectFrom("sandboxes")
+      .select(["id", "team_id", "state", "node_id", "reason"])
+      .where("id", "=", id)
+      .executeTakeFirst();
+    return (
+      row && {
+        id: row.id,
+        teamId: row.team_id,
+        state: row.state,
+        nodeId: row.node_id,
+        ...(row.reason ? { reason: row.reason } : {}),
+      }
+    );
   }
 
   async update(id: string, changes: SandboxChanges): Promise<void> {
-    await this.db.updateTable("sandboxes").set(encodeChanges(changes)).where("id", "=", id).execute();
+    await this.db
+      .updateTable("sandboxes")
+      .set(encodeChanges(id, changes, this.sealing))
+      .where("id", "=", id)
+      .execute();
   }
 
   /**
@@ -152,6 +216,17 @@ export class SandboxStore {
   }
 
   /** This node's sandboxes not killed, for the orchestrator to adopt after a restart. */
+  /** The ids of live(), without the tokens (a process without the secrets key may ask). */
+  async liveIds(): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom("sandboxes")
+      .select("id")
+      .where("node_id", "=", this.nodeId)
+      .where("state", "!=", "killed")
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
   async live(): Promise<Sandbox[]> {
     const rows = await this.db
       .selectFrom("sandboxes")
@@ -159,7 +234,7 @@ export class SandboxStore {
       .where("node_id", "=", this.nodeId)
       .where("state", "!=", "killed")
       .execute();
-    return rows.map(decode);
+    return rows.map(this.decode);
   }
 
   /**
@@ -189,14 +264,22 @@ export class SandboxStore {
     return new Map(rows.map((r) => [r.id, { nodeId: r.node_id, state: r.state }]));
   }
 
-  /** Running sandboxes' envd tokens, for a signed URL that names no sandbox (the cluster's proxies). */
-  async runningTokens(): Promise<{ id: string; envdAccessToken: string }[]> {
-    const rows = await this.db
+  /**
+   * Running sandboxes' envd tokens (of these, when `ids` is given), for a signed URL that names
+   * no sandbox (the cluster's proxies).
+   */
+  async runningTokens(ids?: readonly string[]): Promise<{ id: string; envdAccessToken: string }[]> {
+    if (ids?.length === 0) return [];
+    let query = this.db
       .selectFrom("sandboxes")
       .select(["id", "envd_access_token"])
-      .where("state", "=", "running")
-      .execute();
-    return rows.map((r) => ({ id: r.id, envdAccessToken: r.envd_access_token }));
+      .where("state", "=", "running");
+    if (ids) query = query.where("id", "in", [...ids]);
+    const rows = await query.execute();
+    return rows.map((r) => ({
+      id: r.id,
+      envdAccessToken: this.sealing.open(r.envd_access_token, binding.envdToken(r.id)),
+    }));
   }
 
   /** The team's sandboxes not killed that mount the volume. */
@@ -209,7 +292,7 @@ export class SandboxStore {
       .where("state", "!=", "killed")
       .where("volume_mounts", "like", `%${volumeId}%`)
       .execute();
-    return rows.map(decode).filter((s) => s.volumeMounts.some((m) => m.volumeId === volumeId));
+    return rows.map(this.decode).filter((s) => s.volumeMounts.some((m) => m.volumeId === volumeId));
   }
 
   async countLive(teamId: string): Promise<number> {
@@ -251,10 +334,10 @@ export class SandboxStore {
     if (after) q = q.where(afterCursor("started_at", after, order));
     q = q.orderBy("started_at", order).orderBy("id");
     const wanted = Object.entries(filter.metadata ?? {});
-    if (wanted.length === 0) return (await q.limit(filter.limit).execute()).map(decode);
+    if (wanted.length === 0) return (await q.limit(filter.limit).execute()).map(this.decode);
     const out: Sandbox[] = [];
     for (const row of await q.execute()) {
-      const sandbox = decode(row);
+      const sandbox = this.decode(row);
       if (wanted.every(([k, v]) => sandbox.metadata[k] === v)) out.push(sandbox);
       if (out.length === filter.limit) break;
     }

@@ -40,6 +40,16 @@ export class SnapshotStore {
       .execute();
   }
 
+  /** How many snapshots the team holds, reachable by a tag or not (each keeps its layers). */
+  async count(teamId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom("snapshots")
+      .select((eb) => eb.fn.countAll<string | number>().as("n"))
+      .where("team_id", "=", teamId)
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
   /**
    * Newest first. Only snapshots a tag still points at are listed: a snapshot whose tag moved
    * on to a newer snapshot of the same name is no longer reachable by name.

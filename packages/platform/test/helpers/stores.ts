@@ -1,8 +1,10 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { openStore, type Store } from "../../src/store/index.js";
+import { SecretBox } from "../../src/secrets/secret-box.js";
+import { openStore, type RowSealer, type Store } from "../../src/store/index.js";
 
 /** Where the test PostgreSQL lives; `scripts/setup.sh` creates this role. */
 export const POSTGRES_ADMIN_URL =
@@ -11,18 +13,20 @@ export const POSTGRES_ADMIN_URL =
 export interface TestStore {
   store: Store;
   /** The URL or dir the store was opened with, to open it again (restart tests). */
-  options: { databaseUrl?: string; dataDir: string };
+  options: { databaseUrl?: string; dataDir: string; sealer: RowSealer };
   cleanup(): Promise<void>;
 }
 
 /** A fresh, empty store: SQLite in a temp dir, or a new PostgreSQL database. */
 export async function freshStore(dialect: "sqlite" | "postgres"): Promise<TestStore> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "x-store-"));
+  // the platform's secrets key seals sandboxes' and volumes' tokens; each store its own
+  const sealer = SecretBox.of(randomBytes(32));
   if (dialect === "sqlite") {
-    const store = await openStore({ dataDir });
+    const store = await openStore({ dataDir, sealer });
     return {
       store,
-      options: { dataDir },
+      options: { dataDir, sealer },
       cleanup: async () => {
         await store.close();
         rmSync(dataDir, { recursive: true, force: true });
@@ -30,10 +34,10 @@ export async function freshStore(dialect: "sqlite" | "postgres"): Promise<TestSt
     };
   }
   const db = await freshPostgresDatabase();
-  const store = await openStore({ databaseUrl: db.url, dataDir });
+  const store = await openStore({ databaseUrl: db.url, dataDir, sealer });
   return {
     store,
-    options: { databaseUrl: db.url, dataDir },
+    options: { databaseUrl: db.url, dataDir, sealer },
     cleanup: async () => {
       await store.close();
       await db.drop();

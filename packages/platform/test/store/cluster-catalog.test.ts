@@ -3,6 +3,7 @@
  * deciding at once), node loss (down once, sandboxes lost, the node told by its heartbeat), and
  * the notifications the proxies' caches hang on.
  */
+import { createHash, randomBytes } from "node:crypto";
 import { sql } from "kysely";
 import pg from "pg";
 import { createCatalogResolver } from "../../src/cluster/catalog-resolver.js";
@@ -11,6 +12,8 @@ import { place } from "../../src/cluster/placement.js";
 import { newSandboxId } from "../../src/lib/ids.js";
 import { silentLogger } from "../../src/lib/log.js";
 import type { Sandbox } from "../../src/model/sandbox.js";
+import { signedFileMatcher } from "../../src/proxy/routing.js";
+import { SecretBox } from "../../src/secrets/secret-box.js";
 import { type NodeCapacity, openStore, type Store } from "../../src/store/index.js";
 import { sandboxRecord } from "../../src/store/testing/sandbox-record.js";
 import { freshPostgresDatabase } from "../helpers/stores.js";
@@ -27,13 +30,15 @@ const capacity = (over: Partial<NodeCapacity> = {}): NodeCapacity => ({
   ...over,
 });
 
+/** The nodes' secrets key, shared: every node and proxy of a cluster is given the same file. */
+const sealer = SecretBox.of(randomBytes(32));
 let db: { url: string; drop(): Promise<void> };
 let store: Store;
 let teamId: string;
 
 beforeAll(async () => {
   db = await freshPostgresDatabase();
-  store = await openStore({ databaseUrl: db.url, dataDir: "/nonexistent" });
+  store = await openStore({ databaseUrl: db.url, dataDir: "/nonexistent", sealer });
   teamId = (await store.teams.createTeam("t", "t")).id;
 });
 
@@ -48,7 +53,7 @@ beforeEach(async () => {
 });
 
 async function sandboxOn(nodeId: string, state: Sandbox["state"] = "running"): Promise<string> {
-  const nodeStore = await openStore({ databaseUrl: db.url, dataDir: "/nonexistent", nodeId });
+  const nodeStore = await openStore({ databaseUrl: db.url, dataDir: "/nonexistent", nodeId, sealer });
   const id = newSandboxId();
   const template = await nodeStore.templates.createTemplate(teamId);
   try {
@@ -102,7 +107,7 @@ test("draining, down, silent, full and memory-short nodes are refused with their
 test("apis placing at once never hand a node more than its room", async () => {
   await register("small", { maxSandboxes: 3 });
   const stores = await Promise.all(
-    Array.from({ length: 4 }, () => openStore({ databaseUrl: db.url, dataDir: "/nonexistent" })),
+    Array.from({ length: 4 }, () => openStore({ databaseUrl: db.url, dataDir: "/nonexistent", sealer })),
   );
   try {
     const results = await Promise.allSettled(
@@ -179,6 +184,52 @@ test("the proxies' cache drops a sandbox when the catalog announces its change",
     expect(await resolver.resolve(id)).toEqual({ state: "lost", reason: "its node n2 stopped answering" });
   } finally {
     await listener.end();
+    await resolver.close();
+  }
+});
+
+test("the proxies match signed file URLs against tokens read once, then only the sandboxes announced since", async () => {
+  await register("n1");
+  const first = await sandboxOn("n1");
+  const reads: Array<readonly string[] | undefined> = [];
+  const sandboxes = Object.create(store.sandboxes) as Store["sandboxes"];
+  sandboxes.runningTokens = (ids) => {
+    reads.push(ids);
+    return store.sandboxes.runningTokens(ids);
+  };
+  const resolver = createCatalogResolver({
+    store: { ...store, sandboxes },
+    databaseUrl: db.url,
+    log: silentLogger,
+  });
+  await resolver.listen();
+  const signedBy = async (id: string) => {
+    const token = (await store.sandboxes.get(id))!.envdAccessToken;
+    const signature = `v1_${createHash("sha256").update(`f:read::${token}`).digest("base64").replace(/=+$/, "")}`;
+    return signedFileMatcher("GET", `/files?path=f&signature=${encodeURIComponent(signature)}`)!;
+  };
+  try {
+    const url = await signedBy(first);
+    const bogus = signedFileMatcher("GET", "/files?path=x&signature=v1_x")!;
+    for (let i = 0; i < 1000; i++) {
+      expect(await resolver.resolveSigned!(url)).toBe(first);
+      expect(await resolver.resolveSigned!(bogus)).toBeUndefined();
+    }
+    // 2000 lookups, one read of the catalog
+    expect(reads).toEqual([undefined]);
+    const second = await sandboxOn("n1");
+    const url2 = await signedBy(second);
+    // the announcement reaches the resolver on its own connection: ask until it has it
+    let found: string | undefined;
+    for (let i = 0; i < 100 && !found; i++) {
+      found = await resolver.resolveSigned!(url2);
+      if (!found) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(found).toBe(second);
+    // only the sandbox announced is read again (its insert), never all of them
+    expect(reads.slice(1).every((ids) => ids?.every((id) => id === second))).toBe(true);
+    expect(await resolver.resolveSigned!(url)).toBe(first);
+  } finally {
     await resolver.close();
   }
 });
