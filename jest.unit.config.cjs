@@ -13,6 +13,8 @@ const UNIT_TESTS_IN_TEST_DIRS = [
   "test/client.test.ts",
   "test/fast-base64.test.ts",
   "test/output-log.test.ts",
+  // the API's limits over an orchestrator on a fake host (it imports the composition root)
+  "test/team-limits.test.ts",
 ];
 
 /** Tests beside the code that still need root, left to `pnpm test`, each with why. */

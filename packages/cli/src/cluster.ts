@@ -45,6 +45,12 @@ const NODE_HELP = `x node: run this host as a node of a cluster (sandboxes, warm
                          node, so the key set any node publishes verifies all (X_IDENTITY_KEY_FILE)
     --identity-issuer URL
                          the tokens' iss: the address of the cluster's x api (X_IDENTITY_ISSUER)
+    --metrics-token-file F
+                         the bearer token the node's /metrics needs (X_METRICS_TOKEN_FILE)
+    --allow-private-registry HOST[:PORT]|CIDR, --allow-private-webhooks HOST[:PORT]|CIDR
+                         internal registries templates may pull from and internal hosts
+                         webhooks may be sent to (as x serve's); give every node the same, since
+                         any node builds and sends (X_ALLOW_PRIVATE_REGISTRIES, X_ALLOW_PRIVATE_WEBHOOKS)
   x node list            the cluster's nodes, their state and capacity
   x node drain NAME      no new sandboxes on NAME; its running ones are kept
   x node undrain NAME    NAME takes sandboxes again
@@ -60,7 +66,13 @@ const API_HELP = `x api: the cluster's platform API (stateless: run any number b
   --domain NAME       the sandboxes' domain, as 'x proxy' has it, for the web console at
                       /console/ (X_DOMAIN, default ${DEFAULTS.domain})
   --proxy-port N      the port browsers reach 'x proxy' on (X_PROXY_PORT, default ${DEFAULTS.proxyPort})
+  --metrics-token-file FILE
+                      a file holding the bearer token GET /metrics then needs (401 without it);
+                      without one /metrics is anonymous (X_METRICS_TOKEN_FILE)
   --log-level L       debug, info, warn, error or silent (X_LOG_LEVEL, default info)
+
+Teams' limits are the nodes': each node checks what it is sent against its own 'x serve'
+limit flags (--max-cpu, --max-volumes, …) and 'x team limits'; give every node the same flags.
 `;
 
 const PROXY_HELP = `x proxy: the cluster's sandbox proxy (stateless: run any number behind the domain's address)
@@ -69,6 +81,11 @@ const PROXY_HELP = `x proxy: the cluster's sandbox proxy (stateless: run any num
   --host ADDR         (X_HOST, default ${DEFAULTS.host})
   --database-url URL  the cluster's PostgreSQL (X_DATABASE_URL, required)
   --domain NAME       sandboxes are {port}-{id}.NAME (X_DOMAIN, default ${DEFAULTS.domain})
+  --secrets-key-file FILE
+                      the nodes' secrets key, for signed file URLs that name no sandbox (the
+                      e2b client with E2B_SANDBOX_URL set): they are matched against the running
+                      sandboxes' envd tokens, sealed with it; without it they are 400
+                      (X_SECRETS_KEY_FILE)
   --log-level L       debug, info, warn, error or silent (X_LOG_LEVEL, default info)
 `;
 
@@ -138,6 +155,7 @@ export async function api(argv: string[], io: Io = processIo): Promise<number> {
     "node-timeout": { type: "string" },
     domain: { type: "string" },
     "proxy-port": { type: "string" },
+    "metrics-token-file": { type: "string" },
   });
   if (o.help) return (io.out(API_HELP), 0);
   const domain = (o.values.domain as string | undefined) ?? process.env.X_DOMAIN ?? DEFAULTS.domain;
@@ -146,6 +164,8 @@ export async function api(argv: string[], io: Io = processIo): Promise<number> {
   if (!Number.isInteger(proxyPort) || proxyPort < 1 || proxyPort > 65535)
     throw new Error(`--proxy-port must be a port number, got ${proxyPortText}`);
   const timeout = (o.values["node-timeout"] as string | undefined) ?? process.env.X_NODE_TIMEOUT;
+  const metricsTokenFile =
+    (o.values["metrics-token-file"] as string | undefined) ?? process.env.X_METRICS_TOKEN_FILE;
   if (timeout !== undefined && !(Number(timeout) > 0))
     throw new Error(`--node-timeout must be a number of seconds, got ${timeout}`);
   const role = await startApiRole(
@@ -154,6 +174,7 @@ export async function api(argv: string[], io: Io = processIo): Promise<number> {
       host: o.host,
       port: o.port,
       ...(timeout !== undefined ? { nodeTimeoutMs: Number(timeout) * 1000 } : {}),
+      ...(metricsTokenFile !== undefined ? { metricsTokenFile } : {}),
       console: { distDir: consoleDistDir(), domain, proxyPort },
     },
     o.log,
@@ -163,11 +184,22 @@ export async function api(argv: string[], io: Io = processIo): Promise<number> {
 }
 
 export async function proxy(argv: string[], io: Io = processIo): Promise<number> {
-  const o = roleOptions(argv, DEFAULTS.proxyPort, { domain: { type: "string" } });
+  const o = roleOptions(argv, DEFAULTS.proxyPort, {
+    domain: { type: "string" },
+    "secrets-key-file": { type: "string" },
+  });
+  const secretsKeyFile =
+    (o.values["secrets-key-file"] as string | undefined) ?? process.env.X_SECRETS_KEY_FILE;
   if (o.help) return (io.out(PROXY_HELP), 0);
   const domain = (o.values.domain as string | undefined) ?? process.env.X_DOMAIN ?? DEFAULTS.domain;
   const role = await startProxyRole(
-    { databaseUrl: requirePostgres(o.databaseUrl, "proxy"), host: o.host, port: o.port, domain },
+    {
+      databaseUrl: requirePostgres(o.databaseUrl, "proxy"),
+      host: o.host,
+      port: o.port,
+      domain,
+      ...(secretsKeyFile !== undefined ? { secretsKeyFile } : {}),
+    },
     o.log,
   );
   io.out(`x: proxy ready on ${o.host}:${role.port} for *.${domain}\n`);

@@ -5,8 +5,11 @@ import { parseArgs } from "node:util";
 import {
   createLogger,
   DEFAULTS,
+  destinationRules,
+  FORK_COUNT_CEILING,
   type ImageBuildProgress,
   isShippedTemplate,
+  LIMIT_DEFAULTS,
   LOG_LEVELS,
   type LogFormat,
   type LogLevel,
@@ -31,6 +34,10 @@ const HELP = `x serve: run the platform (API, proxy, orchestrator) in this proce
   --port N            API port (X_PORT, default ${DEFAULTS.apiPort}; 0 picks a free one, shown when ready)
   --proxy-port N      sandbox proxy port (X_PROXY_PORT, default ${DEFAULTS.proxyPort}; 0 likewise)
 ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUNTIME)
+  --tenant-runtimes NAME,...
+                      runtimes a create may ask for ("runtime" in its body): runsc,runc by default;
+                      runsc alone keeps every tenant's code behind gVisor, and a create asking for
+                      runc gets 403 (X_TENANT_RUNTIMES; the default runtime must be one of them)
   --domain NAME       sandboxes are {port}-{id}.NAME (X_DOMAIN, default ${DEFAULTS.domain})
   --host ADDR         address the API and proxy listen on (X_HOST, default ${DEFAULTS.host})
   --network-prefix P  prefix of the netns, veth and nftables names this platform owns, at most
@@ -55,9 +62,37 @@ ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUN
                       ${DEFAULTS.maxTimeoutSeconds}); 'x team limits' lowers it per team
   --volume-size MB    capacity of a volume whose create gives none (X_VOLUME_SIZE, default
                       ${DEFAULTS.volumeSizeMB}); a full volume is its writers' ENOSPC
+  Limits of every team, which 'x team limits' lowers per team (past them: 400 for one request
+  asking too much, 403 for what a team holds, 429 for sandboxes at once):
+  --max-cpu N         vCPUs of one sandbox (X_MAX_CPU, default the host's cores, at least 2)
+  --max-memory MB     memory of one sandbox (X_MAX_MEMORY, default half the host's, at least 1024)
+  --disk-size MB      disk of one sandbox's writable layer, and the most one may have
+                      (X_DISK_SIZE, default ${DEFAULTS.diskSizeMB})
+  --max-volume-size MB
+                      capacity of one volume (X_MAX_VOLUME_SIZE, default 64 GiB, or the data
+                      directory's disk when smaller: volumes are sparse and overcommit it)
+  --max-volumes N     volumes one team holds (X_MAX_VOLUMES, default ${LIMIT_DEFAULTS.maxVolumesPerTeam})
+  --max-templates N   templates one team holds, snapshots' own included (X_MAX_TEMPLATES,
+                      default ${LIMIT_DEFAULTS.maxTemplatesPerTeam})
+  --max-snapshots N   snapshots one team holds; each fork takes one (X_MAX_SNAPSHOTS, default
+                      ${LIMIT_DEFAULTS.maxSnapshotsPerTeam})
+  --max-fork-count N  sandboxes one fork request may start, at most ${FORK_COUNT_CEILING} (X_MAX_FORK_COUNT,
+                      default ${LIMIT_DEFAULTS.maxForkCount})
+  --max-uploads N, --max-uploads-mb MB
+                      template build archives (COPY steps) kept per team, by count and size; past
+                      either the team's least recently used go (X_MAX_UPLOADS, X_MAX_UPLOADS_MB,
+                      default ${LIMIT_DEFAULTS.maxUploadsPerTeam} and ${LIMIT_DEFAULTS.maxUploadsMBPerTeam})
   --deep-pause-after S
                       a sandbox frozen this many seconds is checkpointed (gVisor) or stopped
                       to free its memory (X_DEEP_PAUSE_AFTER, default ${DEFAULTS.deepPauseAfterMs / 1000})
+  --console-log-max MB
+                      newest part of each sandbox's console log kept (envd's lines and whatever
+                      its root writes to /proc/1/fd/1); trimmed at twice that (X_CONSOLE_LOG_MAX,
+                      default 4)
+  --build-log-max-lines N, --build-log-max MB
+                      output of its commands one template build's log keeps; past either one
+                      line says it was truncated (X_BUILD_LOG_MAX_LINES, X_BUILD_LOG_MAX,
+                      default 50000 lines and 16 MiB)
   --allow-internal CIDR[,CIDR…]
                       private IPv4 ranges sandboxes with internet may reach (a package mirror,
                       say); all other private, loopback, link-local and CGNAT addresses are
@@ -74,13 +109,18 @@ ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUN
                       your certificate for *.DOMAIN and its key, PEM (X_TLS_CERT, X_TLS_KEY);
                       by default a local CA made on first start (DATA_DIR/tls) signs one
   --secrets-key-file FILE
-                      the 32-byte key that encrypts teams' secrets at rest, kept apart from the
-                      database (X_SECRETS_KEY_FILE; by default DATA_DIR/keys/secrets.key, made on
-                      first start); every node of a cluster must be given the same file
+                      the 32-byte key that encrypts teams' secrets and sandbox and volume tokens
+                      at rest, kept apart from the database: best outside DATA_DIR
+                      (X_SECRETS_KEY_FILE; by default DATA_DIR/keys/secrets.key, made on first
+                      start); every node of a cluster, and x proxy, must be given the same file
   --identity-key-file FILE
                       the ES256 key (a private JWK) that signs sandboxes' identity tokens
                       (X_IDENTITY_KEY_FILE; by default DATA_DIR/keys/identity.jwk, made on first
                       start); every node of a cluster must be given the same file
+  --metrics-token-file FILE
+                      a file holding the bearer token GET /metrics then needs (401 without
+                      it); scrapes with it see per-template labels. Without one /metrics is
+                      anonymous and shows no template, team or sandbox ids (X_METRICS_TOKEN_FILE)
   --identity-issuer URL
                       the tokens' iss: the API's URL as relying parties reach it, which serves
                       /.well-known/jwks.json and /.well-known/openid-configuration
@@ -96,8 +136,21 @@ ${STORE_HELP}  --runtime NAME      default sandbox runtime: runsc or runc (X_RUN
                       for plain HTTP), e.g. docker.io=127.0.0.1:5000; repeat for more, tried in
                       order (X_REGISTRY_MIRRORS, comma-separated)
   --insecure-registry HOST[:PORT]
-                      pull from this registry over plain HTTP or unverified TLS; registries on
-                      loopback addresses need no flag; repeatable (X_INSECURE_REGISTRIES)
+                      pull from this registry over plain HTTP or unverified TLS (allowed
+                      loopback registries need no flag); repeatable (X_INSECURE_REGISTRIES)
+  --allow-private-registry HOST[:PORT]|CIDR
+                      let templates pull from this internal registry (loopback, private,
+                      link-local, CGNAT or this host's own addresses are refused otherwise;
+                      registries of --registry-mirror and --insecure-registry are allowed);
+                      repeatable (X_ALLOW_PRIVATE_REGISTRIES, comma-separated)
+  --send-credentials-to-mirror HOST[:PORT]
+                      send teams' registry credentials to this mirror as well (a pull-through
+                      cache that needs them); by default they go only to the registry they
+                      were given for; repeatable (X_SEND_CREDENTIALS_TO_MIRRORS)
+  --allow-private-webhooks HOST[:PORT]|CIDR
+                      let webhooks be sent to this internal host or range (loopback, private,
+                      link-local, CGNAT or this host's own addresses are refused otherwise, at
+                      create and at each delivery); repeatable (X_ALLOW_PRIVATE_WEBHOOKS)
   --log-level L       debug, info, warn, error or silent (X_LOG_LEVEL, default info)
   --log-format F      pretty (readable lines, the default when stdout and stderr are both
                       terminals) or json (the default otherwise, e.g. piped) (X_LOG_FORMAT)
@@ -128,6 +181,7 @@ export function serveConfig(argv: string[]): ServeOptions {
       "proxy-port": { type: "string" },
       ...STORE_OPTIONS,
       runtime: { type: "string" },
+      "tenant-runtimes": { type: "string" },
       domain: { type: "string" },
       host: { type: "string" },
       "network-prefix": { type: "string" },
@@ -138,9 +192,22 @@ export function serveConfig(argv: string[]): ServeOptions {
       "memory-reserve": { type: "string" },
       "process-limit": { type: "string" },
       "deep-pause-after": { type: "string" },
+      "console-log-max": { type: "string" },
+      "build-log-max-lines": { type: "string" },
+      "build-log-max": { type: "string" },
       "volume-size": { type: "string" },
       "max-sandboxes": { type: "string" },
       "max-timeout": { type: "string" },
+      "max-cpu": { type: "string" },
+      "max-memory": { type: "string" },
+      "disk-size": { type: "string" },
+      "max-volume-size": { type: "string" },
+      "max-volumes": { type: "string" },
+      "max-templates": { type: "string" },
+      "max-snapshots": { type: "string" },
+      "max-fork-count": { type: "string" },
+      "max-uploads": { type: "string" },
+      "max-uploads-mb": { type: "string" },
       "allow-internal": { type: "string" },
       "dns-upstream": { type: "string" },
       "egress-ca": { type: "string" },
@@ -150,10 +217,14 @@ export function serveConfig(argv: string[]): ServeOptions {
       "dns-listen": { type: "string" },
       "secrets-key-file": { type: "string" },
       "identity-key-file": { type: "string" },
+      "metrics-token-file": { type: "string" },
       "identity-issuer": { type: "string" },
       "identity-trust-domain": { type: "string" },
       "registry-mirror": { type: "string", multiple: true },
       "insecure-registry": { type: "string", multiple: true },
+      "allow-private-registry": { type: "string", multiple: true },
+      "send-credentials-to-mirror": { type: "string", multiple: true },
+      "allow-private-webhooks": { type: "string", multiple: true },
       "log-level": { type: "string" },
       "log-format": { type: "string" },
       templates: { type: "string" },
@@ -193,9 +264,28 @@ export function serveConfig(argv: string[]): ServeOptions {
   const volumeSize = whole(values["volume-size"] ?? env.X_VOLUME_SIZE, "--volume-size", 16);
   const maxSandboxes = whole(values["max-sandboxes"] ?? env.X_MAX_SANDBOXES, "--max-sandboxes", 1);
   const maxTimeout = whole(values["max-timeout"] ?? env.X_MAX_TIMEOUT, "--max-timeout", 1);
+  const maxCpuCount = whole(values["max-cpu"] ?? env.X_MAX_CPU, "--max-cpu", 1);
+  const maxMemoryMB = whole(values["max-memory"] ?? env.X_MAX_MEMORY, "--max-memory", 128);
+  const diskSizeMB = whole(values["disk-size"] ?? env.X_DISK_SIZE, "--disk-size", 64);
+  const maxVolumeSizeMB = whole(values["max-volume-size"] ?? env.X_MAX_VOLUME_SIZE, "--max-volume-size", 16);
+  const maxVolumesPerTeam = whole(values["max-volumes"] ?? env.X_MAX_VOLUMES, "--max-volumes", 1);
+  const maxTemplatesPerTeam = whole(values["max-templates"] ?? env.X_MAX_TEMPLATES, "--max-templates", 1);
+  const maxSnapshotsPerTeam = whole(values["max-snapshots"] ?? env.X_MAX_SNAPSHOTS, "--max-snapshots", 1);
+  const maxForkCount = whole(values["max-fork-count"] ?? env.X_MAX_FORK_COUNT, "--max-fork-count", 1);
+  if (maxForkCount !== undefined && maxForkCount > FORK_COUNT_CEILING)
+    throw new Error(`--max-fork-count must be at most ${FORK_COUNT_CEILING}, got ${maxForkCount}`);
+  const maxUploadsPerTeam = whole(values["max-uploads"] ?? env.X_MAX_UPLOADS, "--max-uploads", 1);
+  const maxUploadsMBPerTeam = whole(values["max-uploads-mb"] ?? env.X_MAX_UPLOADS_MB, "--max-uploads-mb", 1);
   const deepPause = values["deep-pause-after"] ?? env.X_DEEP_PAUSE_AFTER;
   if (deepPause !== undefined && !/^\d+$/.test(deepPause))
     throw new Error(`--deep-pause-after must be a whole number of seconds, got ${deepPause}`);
+  const consoleLogMaxMB = whole(values["console-log-max"] ?? env.X_CONSOLE_LOG_MAX, "--console-log-max", 1);
+  const buildLogMaxLines = whole(
+    values["build-log-max-lines"] ?? env.X_BUILD_LOG_MAX_LINES,
+    "--build-log-max-lines",
+    100,
+  );
+  const buildLogMaxMB = whole(values["build-log-max"] ?? env.X_BUILD_LOG_MAX, "--build-log-max", 1);
   const list = (v: string | undefined) =>
     v === undefined
       ? undefined
@@ -203,6 +293,13 @@ export function serveConfig(argv: string[]): ServeOptions {
           .split(",")
           .map((x) => x.trim())
           .filter(Boolean);
+  const tenantRuntimes = list(values["tenant-runtimes"] ?? env.X_TENANT_RUNTIMES);
+  for (const name of tenantRuntimes ?? []) {
+    if (name !== "runsc" && name !== "runc")
+      throw new Error(`--tenant-runtimes: '${name}' is not a runtime (runsc, runc)`);
+  }
+  if (tenantRuntimes?.length === 0)
+    throw new Error("--tenant-runtimes: name at least one runtime (runsc, runc)");
   const dnsUpstream = values["dns-upstream"] ?? env.X_DNS_UPSTREAM;
   const egressCa = list(values["egress-ca"] ?? env.X_EGRESS_CA);
   const tlsPort = values["tls-port"] ?? env.X_TLS_PORT;
@@ -212,6 +309,7 @@ export function serveConfig(argv: string[]): ServeOptions {
     throw new Error("--tls-cert and --tls-key go together");
   const secretsKeyFile = values["secrets-key-file"] ?? env.X_SECRETS_KEY_FILE;
   const identityKeyFile = values["identity-key-file"] ?? env.X_IDENTITY_KEY_FILE;
+  const metricsTokenFile = values["metrics-token-file"] ?? env.X_METRICS_TOKEN_FILE;
   const identityIssuer = values["identity-issuer"] ?? env.X_IDENTITY_ISSUER;
   if (identityIssuer !== undefined && !/^https?:\/\/[^/]/.test(identityIssuer))
     throw new Error(`--identity-issuer must be an http(s) URL, got ${identityIssuer}`);
@@ -221,8 +319,17 @@ export function serveConfig(argv: string[]): ServeOptions {
     throw new Error(`--dns-listen must be IP:PORT, got ${dnsListen}`);
   const registryMirrors = values["registry-mirror"] ?? list(env.X_REGISTRY_MIRRORS);
   const insecureRegistries = values["insecure-registry"] ?? list(env.X_INSECURE_REGISTRIES);
+  const allowPrivateRegistries = values["allow-private-registry"] ?? list(env.X_ALLOW_PRIVATE_REGISTRIES);
+  const credentialMirrors = values["send-credentials-to-mirror"] ?? list(env.X_SEND_CREDENTIALS_TO_MIRRORS);
+  const allowPrivateWebhooks = values["allow-private-webhooks"] ?? list(env.X_ALLOW_PRIVATE_WEBHOOKS);
   // checked here so that a mistyped flag stops `x serve` before it sets anything up
-  registrySettings({ mirrors: registryMirrors, insecure: insecureRegistries });
+  registrySettings({
+    mirrors: registryMirrors,
+    insecure: insecureRegistries,
+    allowPrivate: allowPrivateRegistries,
+    credentialMirrors,
+  });
+  destinationRules(allowPrivateWebhooks ?? [], "--allow-private-webhooks");
   const templates = list(values.templates ?? env.X_TEMPLATES) ?? [];
   for (const name of templates) {
     if (!isShippedTemplate(name))
@@ -248,11 +355,15 @@ export function serveConfig(argv: string[]): ServeOptions {
       proxyPort: port(values["proxy-port"] ?? env.X_PROXY_PORT, DEFAULTS.proxyPort, "--proxy-port"),
       ...storeLocation(values),
       defaultRuntime: runtime as PlatformConfig["defaultRuntime"],
+      ...(tenantRuntimes ? { tenantRuntimes: tenantRuntimes as PlatformConfig["tenantRuntimes"] } : {}),
       domain: values.domain ?? env.X_DOMAIN ?? DEFAULTS.domain,
       host: values.host ?? env.X_HOST ?? DEFAULTS.host,
       networkPrefix: values["network-prefix"] ?? env.X_NETWORK_PREFIX ?? DEFAULTS.networkPrefix,
       networkCidr: values["network-cidr"] ?? env.X_NETWORK_CIDR ?? DEFAULTS.networkCidr,
       deepPauseAfterMs: deepPause === undefined ? DEFAULTS.deepPauseAfterMs : Number(deepPause) * 1000,
+      ...(consoleLogMaxMB !== undefined ? { consoleLogMaxMB } : {}),
+      ...(buildLogMaxLines !== undefined ? { buildLogMaxLines } : {}),
+      ...(buildLogMaxMB !== undefined ? { buildLogMaxMB } : {}),
       warmPoolSize: poolSize === undefined ? DEFAULTS.warmPoolSize : Number(poolSize),
       ...(poolMax !== undefined ? { warmPoolMax: poolMax } : {}),
       ...(bootConcurrency !== undefined ? { bootConcurrency } : {}),
@@ -261,6 +372,18 @@ export function serveConfig(argv: string[]): ServeOptions {
       ...(volumeSize !== undefined ? { volumeSizeMB: volumeSize } : {}),
       ...(maxSandboxes !== undefined ? { maxSandboxesPerTeam: maxSandboxes } : {}),
       ...(maxTimeout !== undefined ? { maxTimeoutSeconds: maxTimeout } : {}),
+      ...definedOnly({
+        maxCpuCount,
+        maxMemoryMB,
+        diskSizeMB,
+        maxVolumeSizeMB,
+        maxVolumesPerTeam,
+        maxTemplatesPerTeam,
+        maxSnapshotsPerTeam,
+        maxForkCount,
+        maxUploadsPerTeam,
+        maxUploadsMBPerTeam,
+      }),
       allowInternal: list(values["allow-internal"] ?? env.X_ALLOW_INTERNAL) ?? DEFAULTS.allowInternal,
       dnsUpstreams: dnsUpstream === "none" ? [] : list(dnsUpstream),
       ...(egressCa ? { egressCaFiles: egressCa } : {}),
@@ -269,14 +392,27 @@ export function serveConfig(argv: string[]): ServeOptions {
       ...(dnsListen !== undefined ? { dnsListen } : {}),
       ...(secretsKeyFile !== undefined ? { secretsKeyFile } : {}),
       ...(identityKeyFile !== undefined ? { identityKeyFile } : {}),
+      ...(metricsTokenFile !== undefined ? { metricsTokenFile } : {}),
       ...(identityIssuer !== undefined ? { identityIssuer } : {}),
       ...(identityTrustDomain !== undefined ? { identityTrustDomain } : {}),
       ...(registryMirrors ? { registryMirrors } : {}),
       ...(insecureRegistries ? { insecureRegistries } : {}),
+      ...(allowPrivateRegistries ? { allowPrivateRegistries } : {}),
+      ...(credentialMirrors ? { credentialMirrors } : {}),
+      ...(allowPrivateWebhooks ? { allowPrivateWebhooks } : {}),
       envdDir: envdBundleDir(),
       consoleDir: consoleDistDir(),
     },
   };
+}
+
+/** The settings given: one left out keeps its default. */
+function definedOnly<T extends Record<string, number | undefined>>(
+  values: T,
+): Partial<Record<keyof T, number>> {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as Partial<
+    Record<keyof T, number>
+  >;
 }
 
 /** Readable lines only when a person watches both streams: `x serve | cat` gives JSON too. */

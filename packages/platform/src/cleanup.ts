@@ -112,10 +112,10 @@ export async function cleanUpLeftovers(config: CleanupConfig, log: Logger): Prom
       nodeId: config.cluster?.nodeId,
     });
     try {
-      const kept = await store.sandboxes.live();
+      const kept = await store.sandboxes.liveIds();
       // what no record keeps (a create cut short, one its api called off) goes while its
       // network still says it was this platform's, as a start's sweep does
-      const orphans = await host.sweepOrphans(new Set(kept.map((s) => s.id)));
+      const orphans = await host.sweepOrphans(new Set(kept));
       // with sandboxes to adopt, their networks and the firewall stay as they are
       if (kept.length === 0) await network.sweep();
       return { processes, orphans, sandboxesKept: kept.length, networkRemoved: kept.length === 0 };

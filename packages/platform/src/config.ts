@@ -15,6 +15,11 @@ export interface PlatformConfig {
   domain: string;
   /** Runtime for sandboxes that ask for none; the best available when unset. */
   defaultRuntime?: RuntimeName;
+  /**
+   * Runtimes a create may ask for (`"runtime"` in its body); every available one when unset.
+   * Without runc, tenants' code never shares the host's kernel directly (403 on a create asking).
+   */
+  tenantRuntimes?: RuntimeName[];
   /** Directory of the envd bundle (`envd.cjs`). */
   envdDir: string;
   /** Prefix of netns, veth and firewall names this platform owns (≤ 6 chars). */
@@ -24,8 +29,24 @@ export interface PlatformConfig {
   deepPauseAfterMs: number;
   maxSandboxesPerTeam: number;
   maxTimeoutSeconds: number;
-  /** Default disk of a sandbox's writable layer (templates may set their own). */
+  /** Disk of a sandbox's writable layer, and the most a team may be given (`x team limits` lowers it). */
   diskSizeMB: number;
+  /**
+   * Limits of every team, which `x team limits` may lower (see platform-limits.ts): vCPUs and
+   * memory (MiB) of one sandbox, the host's cores and half its memory by default; one volume's
+   * capacity (MiB), 64 GiB or the data directory's disk when smaller; and `LIMIT_DEFAULTS`.
+   */
+  maxCpuCount?: number;
+  maxMemoryMB?: number;
+  maxVolumeSizeMB?: number;
+  maxVolumesPerTeam?: number;
+  maxTemplatesPerTeam?: number;
+  maxSnapshotsPerTeam?: number;
+  /** Sandboxes one fork request may start (at most `FORK_COUNT_CEILING`, openapi.yaml's). */
+  maxForkCount?: number;
+  /** COPY archives kept per team, by count and MiB; the oldest go first past either. */
+  maxUploadsPerTeam?: number;
+  maxUploadsMBPerTeam?: number;
   /** Capacity of a volume whose create does not give one. */
   volumeSizeMB: number;
   /**
@@ -47,6 +68,18 @@ export interface PlatformConfig {
   processLimit?: number;
   /** Weigh down the CPU of sandboxes that keep a core busy, for their neighbours (default on). */
   cpuFairness?: boolean;
+  /**
+   * A sandbox's console log (envd's lines, and whatever its root writes to /proc/1/fd/1) keeps
+   * its newest this many MiB, trimmed once it holds twice that; 4 by default (see
+   * sandbox/console-log.ts).
+   */
+  consoleLogMaxMB?: number;
+  /**
+   * What one template build's log keeps of its commands' output, in lines and MiB; past either
+   * one line says the output was truncated. 50000 lines and 16 MiB by default (build-log.ts).
+   */
+  buildLogMaxLines?: number;
+  buildLogMaxMB?: number;
   /**
    * Private IPv4 ranges (CIDRs) sandboxes with internet may reach, e.g. a package mirror on the
    * operator's network. Every other private, loopback, link-local or CGNAT address is refused.
@@ -74,10 +107,34 @@ export interface PlatformConfig {
    * (`docker.io=127.0.0.1:5000`; `http://` before the mirror allows plain HTTP).
    */
   registryMirrors?: string[];
-  /** Registries (`host[:port]`) pulled from over plain HTTP or unverified TLS; loopback ones always are. */
+  /** Registries (`host[:port]`) pulled from over plain HTTP or unverified TLS; allowed loopback ones always are. */
   insecureRegistries?: string[];
+  /**
+   * Internal registries (`HOST[:PORT]`, `IP[:PORT]` or a CIDR) templates may pull from, and
+   * their token services may be at. Every other loopback, link-local, private, CGNAT or
+   * reserved address (and this host's own) is refused; the registries and mirrors of
+   * `registryMirrors` and `insecureRegistries` are allowed as well.
+   */
+  allowPrivateRegistries?: string[];
+  /**
+   * Mirrors (`host[:port]` of `registryMirrors`) a team's registry credentials are sent to as
+   * well; otherwise they go only to the registry they were given for.
+   */
+  credentialMirrors?: string[];
+  /**
+   * Internal destinations (`HOST[:PORT]`, `IP[:PORT]` or a CIDR) webhooks may be sent to; every
+   * other loopback, link-local, private, CGNAT or reserved address (and this host's own) is
+   * refused, at create and at each delivery.
+   */
+  allowPrivateWebhooks?: string[];
   /** The web console's built files (`@x/console`'s `dist/`), served under `/console/`; no console when unset. */
   consoleDir?: string;
+  /**
+   * A file holding the bearer token `GET /metrics` then needs (401 without it), and with
+   * which a scrape sees per-template labels; unset, `/metrics` is anonymous and shows no
+   * label that identifies a tenant.
+   */
+  metricsTokenFile?: string;
   /**
    * The 32-byte key (a file, apart from the database) that seals teams' secrets at rest; made
    * under `<dataDir>/keys/secrets.key` on first start when unset. A cluster's nodes must all
@@ -105,6 +162,19 @@ export interface PlatformConfig {
 export function warmPoolMax(config: Pick<PlatformConfig, "warmPoolSize" | "warmPoolMax">): number {
   return config.warmPoolMax ?? (config.warmPoolSize > 0 ? Math.max(16, config.warmPoolSize) : 0);
 }
+
+/** The limits of every team that do not depend on the host (see `PlatformConfig`). */
+export const LIMIT_DEFAULTS = {
+  maxVolumesPerTeam: 100,
+  maxTemplatesPerTeam: 100,
+  maxSnapshotsPerTeam: 100,
+  maxForkCount: 16,
+  maxUploadsPerTeam: 1000,
+  maxUploadsMBPerTeam: 16 * 1024,
+} as const satisfies Partial<PlatformConfig>;
+
+/** The most sandboxes one fork request may ask for at all (openapi.yaml's maximum of `count`). */
+export const FORK_COUNT_CEILING = 100;
 
 export const DEFAULTS: Omit<PlatformConfig, "envdDir"> = {
   dataDir: "/var/lib/x",

@@ -7,12 +7,19 @@ export {
   startApiRole,
   startProxyRole,
 } from "./cluster/roles.js";
-export { type ClusterNodeConfig, DEFAULTS, type PlatformConfig } from "./config.js";
+export {
+  type ClusterNodeConfig,
+  DEFAULTS,
+  FORK_COUNT_CEILING,
+  LIMIT_DEFAULTS,
+  type PlatformConfig,
+} from "./config.js";
 export { createLogger, LOG_LEVELS, type LogFormat, type Logger, type LogLevel } from "./lib/log.js";
 export { SPANS_CHANNEL, type SpanMessage } from "./lib/spans.js";
 export { NO_PLACEHOLDER_VALUES, type PlaceholderValues } from "./model/placeholders.js";
 export { type ApiKey, SYSTEM_NAMESPACE, type Team, type TeamLimits } from "./model/team.js";
 export { isShippedTemplate, SHIPPED_TEMPLATES } from "./model/template.js";
+export { destinationRules } from "./network/destination-guard.js";
 export {
   ENVD_VERSION,
   PLATFORM_VERSION,

@@ -1,4 +1,4 @@
-import { mkdir } from "node:fs/promises";
+import { chmod, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { createApi } from "./api/index.js";
 import { childRecords, claimRunDir, runDirOf } from "./cleanup.js";
@@ -16,18 +16,22 @@ import { Teardown } from "./lib/teardown.js";
 import { PLATFORM_VERSION } from "./lib/version.js";
 import type { PlaceholderValues } from "./model/placeholders.js";
 import type { Team } from "./model/team.js";
-import { checkEgressProxy, openPassword } from "./network/byop.js";
+import { checkEgressProxy } from "./network/byop.js";
+import { DestinationGuard, destinationRules } from "./network/destination-guard.js";
 import { parseUpstream } from "./network/dns-forwarder.js";
+import { readMetricsToken } from "./observability/metrics-endpoint.js";
 import { MetricsSampler } from "./observability/metrics-sampler.js";
 import type { Orchestrator } from "./orchestrator/orchestrator.js";
 import type { WarmPool } from "./orchestrator/warm-pool.js";
+import { hostSize, platformLimits } from "./platform-limits.js";
 import { ENVD_PORT, proxyCertificate, registerProxyMetrics } from "./proxy/index.js";
 import type { ImageBuildProgress } from "./rootfs/base-image.js";
 import { startSandboxSide } from "./sandbox-side.js";
-import { SecretBox } from "./secrets/secret-box.js";
+import { keyBesideDatabase, SecretBox } from "./secrets/secret-box.js";
 import { Secrets } from "./secrets/secrets.js";
 import { openStore, type Store } from "./store/index.js";
 import { ensureBaseTemplate } from "./templates/base-template.js";
+import { buildLogLimits } from "./templates/build-log.js";
 import { createBuildService } from "./templates/build-service.js";
 import { WebhookDispatcher } from "./webhooks/dispatcher.js";
 
@@ -98,6 +102,12 @@ export interface PlatformHooks {
    * identity tokens unless given (tests).
    */
   placeholders?: PlaceholderValues;
+  /**
+   * Every address (A and AAAA) of a host a tenant named for the platform to connect to (a
+   * registry, a webhook's URL): the host's resolver unless given (tests, which keep their
+   * traffic off this host's resolvers).
+   */
+  resolveHost?(name: string): Promise<string[]>;
 }
 
 /**
@@ -133,7 +143,9 @@ async function wire(
     for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
     hooks.signal?.throwIfAborted();
   };
-  await mkdir(config.dataDir, { recursive: true });
+  // the data dir holds every tenant's files, the database and the keys: the host's root only
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  await chmod(config.dataDir, 0o700);
   // settings that can be refused are read before anything starts
   const dnsListen =
     config.dnsListen === undefined ? undefined : parseUpstream(config.dnsListen, { listen: true });
@@ -147,9 +159,16 @@ async function wire(
           keyFile: config.tlsKeyFile,
         });
   if (config.cluster) requirePostgres(config.databaseUrl, "node");
+  const metricsToken =
+    config.metricsTokenFile === undefined ? undefined : await readMetricsToken(config.metricsTokenFile);
   const secretsKey = await SecretBox.open({ file: config.secretsKeyFile, dataDir: config.dataDir });
   if (secretsKey.created)
     log.info({ file: secretsKey.file }, "made a secrets key; a cluster's nodes must all be given this file");
+  if (keyBesideDatabase(secretsKey.file, config))
+    log.warn(
+      { file: secretsKey.file, dataDir: config.dataDir },
+      "the secrets key is inside the data directory, next to the database: one copy of it (a backup) holds both; keep the key elsewhere (--secrets-key-file)",
+    );
   const identityKey = await IdentityKey.open({ file: config.identityKeyFile, dataDir: config.dataDir });
   if (identityKey.created)
     log.info(
@@ -171,6 +190,7 @@ async function wire(
   const store = await openStore({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
+    sealer: secretsKey.box,
     nodeId: config.cluster?.nodeId,
   });
   teardown.defer("store", () => store.close());
@@ -199,9 +219,12 @@ async function wire(
       memoryReserveMB: config.memoryReserveMB,
       log: root.child({ component: "cluster" }),
     });
+  // every team's limits, finite: the operator's, else measured against this host
+  const limits = platformLimits(config, await hostSize(config.dataDir));
   const { runtimes, defaultRuntime, egress, volumes, host, metrics, warmPool, orchestrator } =
     await startSandboxSide({
       config,
+      limits,
       store,
       node,
       children,
@@ -209,7 +232,6 @@ async function wire(
       teardown,
       stopping,
       placeholders,
-      socksPassword: (proxy) => openPassword(proxy, secretsKey.box),
       log: root,
     });
   crashPoint("start:firewall-made");
@@ -241,6 +263,10 @@ async function wire(
     ...(node ? { onLayer: node.onLayer } : {}),
     registryMirrors: config.registryMirrors,
     insecureRegistries: config.insecureRegistries,
+    allowPrivateRegistries: config.allowPrivateRegistries,
+    credentialMirrors: config.credentialMirrors,
+    ...(hooks.resolveHost ? { resolveHost: hooks.resolveHost } : {}),
+    buildLogLimits: buildLogLimits(config),
     log: root.child({ component: "builder" }),
   });
   teardown.defer("builder", () => builds.builder.close());
@@ -252,7 +278,15 @@ async function wire(
   sampler.start();
   teardown.defer("metrics sampler", () => sampler.stop());
   // sandboxes' lifecycle events to the teams' webhooks, from the events the store records
-  const webhooks = new WebhookDispatcher({ store, log: root.child({ component: "webhooks" }) });
+  const webhookGuard = new DestinationGuard({
+    allow: destinationRules(config.allowPrivateWebhooks ?? [], "--allow-private-webhooks"),
+    ...(hooks.resolveHost ? { resolve: hooks.resolveHost } : {}),
+  });
+  const webhooks = new WebhookDispatcher({
+    store,
+    guard: webhookGuard,
+    log: root.child({ component: "webhooks" }),
+  });
   webhooks.start();
   teardown.defer("webhook dispatcher", () => webhooks.stop());
   registerProxyMetrics(metrics.registry, () => front.proxy.metrics);
@@ -265,26 +299,24 @@ async function wire(
     secrets,
     identityTokens,
     sampler,
+    webhookGuard,
     log: apiLog,
     domain: front.publicDomain,
     envdVersion: ENVD_VERSION,
     platformVersion: PLATFORM_VERSION,
-    maxSandboxesPerTeam: config.maxSandboxesPerTeam,
-    maxTimeoutSeconds: config.maxTimeoutSeconds,
+    limits,
     diskSizeMB: config.diskSizeMB,
     availableRuntimes: [...runtimes.keys()],
-    consoleLog: (id) => host.paths(id).consoleLog,
+    ...(config.tenantRuntimes ? { tenantRuntimes: config.tenantRuntimes } : {}),
+    consoleLogs: (id) => host.consoleLogs(id),
     checkEgressProxy: (input) =>
-      checkEgressProxy(
-        input,
-        { resolve: (name) => egress.dns.resolve4(name), forbidden: egress.forbidden },
-        secretsKey.box,
-      ),
+      checkEgressProxy(input, { resolve: (name) => egress.dns.resolve4(name), forbidden: egress.forbidden }),
     networkDecisions: (id, after, limit) => egress.log.since(id, after, limit),
     dropWarmPools: (templateId) => warmPool.discardTemplate(templateId),
     observeRequest: metrics.observeApiRequest,
     observeCreate: metrics.observeSandboxCreate,
     metrics: metrics.registry,
+    metricsToken,
     surfaces: [
       ...(node ? [node.surface()] : []),
       ...withConsole(config.consoleDir, {

@@ -14,8 +14,8 @@ import type { FrontPorts } from "./front-ports.js";
 import type { Logger } from "./lib/log.js";
 import type { ChildRecords } from "./lib/owned-process.js";
 import type { Teardown } from "./lib/teardown.js";
-import type { StoredEgressProxy } from "./model/network.js";
 import type { PlaceholderValues } from "./model/placeholders.js";
+import { effectiveLimits, type PlatformLimits, SYSTEM_NAMESPACE } from "./model/team.js";
 import { hostResolvers, parseUpstream } from "./network/dns-forwarder.js";
 import { EgressServices } from "./network/egress.js";
 import { EgressCa, readCaFiles } from "./network/egress-ca.js";
@@ -34,6 +34,8 @@ import { Volumes } from "./volumes/volumes.js";
 
 export interface SandboxSideOptions {
   config: PlatformConfig;
+  /** Every team's limits (platform-limits.ts): a team's warm pools stay within its sandboxes. */
+  limits: PlatformLimits;
   store: Store;
   /** Beyond one machine: layers are fetched from other nodes, and sandboxes are lost until it joins. */
   node: NodeRole | undefined;
@@ -42,8 +44,6 @@ export interface SandboxSideOptions {
   teardown: Teardown;
   /** Read at stop: with `destroy`, every sandbox is killed and the network goes. */
   stopping: { destroy: boolean };
-  /** Opens the sealed password of a sandbox's own SOCKS5 proxy. */
-  socksPassword?(proxy: StoredEgressProxy): string | undefined;
   /** Values of the placeholders in sandboxes' header transforms. */
   placeholders: PlaceholderValues;
   log: Logger;
@@ -54,7 +54,7 @@ export async function startSandboxSide(o: SandboxSideOptions) {
   const root = o.log;
   const log = root.child({ component: "platform" });
   const runtimes = await availableRuntimes(config.dataDir);
-  const defaultRuntime = chooseDefaultRuntime(runtimes, config.defaultRuntime);
+  const defaultRuntime = chooseDefaultRuntime(runtimes, config.defaultRuntime, config.tenantRuntimes);
   await reserveHostTasks(log);
   const devNull = devNullProblem();
   if (devNull)
@@ -65,13 +65,27 @@ export async function startSandboxSide(o: SandboxSideOptions) {
     cidr: config.networkCidr,
     allowInternal: config.allowInternal,
   });
+  // what the egress proxy never reaches besides this host: the cluster's nodes and its catalog
+  const catalogHost =
+    config.databaseUrl && /^postgres(ql)?:\/\//.test(config.databaseUrl)
+      ? hostOf(config.databaseUrl)
+      : undefined;
+  const clusterHosts =
+    node || catalogHost
+      ? async () => [
+          ...(catalogHost ? [catalogHost] : []),
+          ...(node
+            ? (await store.nodes.list()).flatMap((n) => [hostOf(n.apiUrl), hostOf(n.trafficUrl)])
+            : []),
+        ]
+      : undefined;
   // the CA sandboxes trust for header transforms; its key stays in the data directory
   const egressCa = await EgressCa.open(path.join(config.dataDir, "egress-ca"));
   const egress = new EgressServices({
     network,
     upstreams: config.dnsUpstreams ? config.dnsUpstreams.map((u) => parseUpstream(u)) : await hostResolvers(),
     children,
-    ...(o.socksPassword ? { socksPassword: o.socksPassword } : {}),
+    ...(clusterHosts ? { clusterHosts } : {}),
     transforms: {
       ca: egressCa,
       trusted: await readCaFiles(config.egressCaFiles ?? []),
@@ -104,8 +118,10 @@ export async function startSandboxSide(o: SandboxSideOptions) {
     processLimit: config.processLimit,
     volumeSource: (id) => volumes.source(id),
     ...(node ? { ensureLayers: node.ensureLayers } : {}),
+    ...(config.consoleLogMaxMB !== undefined ? { consoleLogMaxBytes: config.consoleLogMaxMB * 2 ** 20 } : {}),
     log: root.child({ component: "sandbox" }),
   });
+  teardown.defer("console logs", () => host.close());
   const budget = new BootBudget({
     concurrent: config.bootConcurrency,
     memoryReserveBytes: config.memoryReserveMB === undefined ? undefined : config.memoryReserveMB * 2 ** 20,
@@ -124,6 +140,13 @@ export async function startSandboxSide(o: SandboxSideOptions) {
     warmUp: (member, spec) =>
       warmUpEnvd({ address: member.address, accessToken: member.accessToken }, spec.defaultUser),
     recordDir: poolRecordDir(config),
+    // members kept for a team are its sandboxes-to-be: within its limit, less what it runs
+    stockAllowance: async (teamId) => {
+      const team = await store.teams.getTeam(teamId);
+      if (!team) return 0;
+      if (team.namespace === SYSTEM_NAMESPACE) return Number.POSITIVE_INFINITY;
+      return effectiveLimits(team, o.limits).sandboxes - (await store.sandboxes.countLive(teamId));
+    },
     log: root.child({ component: "warm-pool" }),
   });
   const orchestrator = new Orchestrator({
@@ -144,6 +167,8 @@ export async function startSandboxSide(o: SandboxSideOptions) {
   teardown.defer("warm pool", () => warmPool.close());
   await node?.markRestarting();
   await orchestrator.adopt({ serving: !node });
+  // adopted sandboxes' console logs too, found by their networks
+  host.watchConsoleLogs();
   orchestrator.watchHealth();
   const cpuFairness = new CpuFairness({
     ids: () => orchestrator.servingIds(),
@@ -159,4 +184,13 @@ export async function startSandboxSide(o: SandboxSideOptions) {
   await network.init(egressPorts);
   egress.watchFirewall();
   return { runtimes, defaultRuntime, egress, volumes, host, metrics, warmPool, orchestrator };
+}
+
+/** The host of a URL (brackets of an IPv6 literal taken off); "" for one that does not parse. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
+  } catch {
+    return "";
+  }
 }

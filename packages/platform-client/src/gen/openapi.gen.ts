@@ -1107,7 +1107,7 @@ export const openapiDocument: Record<string, unknown> = {
         ],
         "operationId": "forkSandbox",
         "summary": "Fork a sandbox",
-        "description": "Snapshots the running sandbox in place (its ID and deadline stay as they\nare) and starts `count` new sandboxes from that snapshot. 201 means the\nforks were attempted; each entry reports either the new sandbox or the\nerror that stopped that fork.\n",
+        "description": "Snapshots the running sandbox in place (its ID and deadline stay as they\nare) and starts `count` new sandboxes from that snapshot. 201 means the\nforks were attempted; each entry reports either the new sandbox or the\nerror that stopped that fork. Before anything is done, `count` is checked\nagainst the team's `forkCount` limit (400) and all `count` forks against\nits `sandboxes` limit (429); a team that holds its `snapshots` (or\n`templates`) limit gets 403.\n",
         "requestBody": {
           "required": false,
           "content": {
@@ -1137,6 +1137,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/LimitReached"
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
@@ -1321,6 +1324,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/LimitReached"
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
@@ -1858,6 +1864,9 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/LimitReached"
           },
           "429": {
             "$ref": "#/components/responses/TooManyRequests"
@@ -2441,7 +2450,7 @@ export const openapiDocument: Record<string, unknown> = {
         ],
         "operationId": "createTemplate",
         "summary": "Request a template build",
-        "description": "Creates the template `name` (or reuses the team's template of that name)\nand a new build in status `waiting`. A `:tag` suffix on `name` counts as\none more entry in `tags`; with no tag at all the build is tagged\n`default`. Next steps: upload build files, then start the build.\n",
+        "description": "Creates the template `name` (or reuses the team's template of that name)\nand a new build in status `waiting`. A `:tag` suffix on `name` counts as\none more entry in `tags`; with no tag at all the build is tagged\n`default`. Next steps: upload build files, then start the build.\nThe names of the platform's own templates (`base`, `code-interpreter-v1`,\n`desktop`, `mcp-gateway`) and names of a template ID's form (20 hex\ndigits) are refused (400).\n",
         "requestBody": {
           "required": true,
           "content": {
@@ -2505,7 +2514,7 @@ export const openapiDocument: Record<string, unknown> = {
         ],
         "operationId": "getTemplateByAlias",
         "summary": "Look up a template by name",
-        "description": "200 when the caller's team can use the template. The client treats 404\nas \"does not exist\" and 403 as \"exists but belongs to another team\".\n",
+        "description": "200 when the caller's team can use the template. The client treats 404\nas \"does not exist\" and 403 as \"exists but belongs to another team\".\nA bare name is the team's own, then the system team's; another team's\ntemplate is looked up as `team/name`.\n",
         "responses": {
           "200": {
             "description": "The template exists and is accessible.",
@@ -4399,7 +4408,7 @@ export const openapiDocument: Record<string, unknown> = {
       "templateID": {
         "name": "templateID",
         "in": "path",
-        "description": "Template ID, or a name (`name`, `team/name`), optionally with `:tag`;\nsent percent-encoded.\n",
+        "description": "Template ID, or a name (`name`, `team/name`), optionally with `:tag`;\nsent percent-encoded. A bare value is a template ID first, then the\nteam's own name, then the system team's (`base` and the shipped\ntemplates are the system team's first); another team's public template\nis reached by its ID or `team/name` only.\n",
         "required": true,
         "schema": {
           "type": "string"
@@ -4571,6 +4580,20 @@ export const openapiDocument: Record<string, unknown> = {
             "example": {
               "code": 403,
               "message": "template 'other/name' belongs to another team"
+            }
+          }
+        }
+      },
+      "LimitReached": {
+        "description": "The team holds as many of these (volumes, templates, snapshots) as its limits allow:\nwaiting frees none, deleting one does. The message names the limit.\n",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "example": {
+              "code": 403,
+              "message": "your team holds 100 volumes, the most it may (its limit is 100): delete one first"
             }
           }
         }
@@ -4833,7 +4856,7 @@ export const openapiDocument: Record<string, unknown> = {
           "runsc",
           "runc"
         ],
-        "description": "Platform extension: the isolation runtime for this sandbox. `runsc` (gVisor, a\nuser-space kernel) is the default; `runc` shares the host kernel and starts faster.\n"
+        "description": "Platform extension: the isolation runtime for this sandbox. `runsc` (gVisor, a\nuser-space kernel) is the default; `runc` shares the host kernel and starts faster.\nAn operator may keep tenants off runc (`x serve --tenant-runtimes runsc`): a create\nasking for a runtime it does not offer them is refused with 403.\n"
       },
       "PauseKind": {
         "type": "string",
@@ -4894,6 +4917,10 @@ export const openapiDocument: Record<string, unknown> = {
                 "additionalProperties": {
                   "type": "string"
                 }
+              },
+              "allowPlainHttp": {
+                "type": "boolean",
+                "description": "Extension of this platform (absent means false). Fill `${e2b.secrets.NAME}` and `${e2b.identity.tokens.NAME}` in requests\nover plain HTTP (port 80) too. Without it such a request is not sent: the egress proxy answers it 502\nnaming the placeholder, since on plain HTTP anyone on the way reads the value (and the sandbox, which\npicks the port, could send it there). Headers without placeholders are set on plain HTTP either way.\n"
               }
             }
           }
@@ -4964,7 +4991,7 @@ export const openapiDocument: Record<string, unknown> = {
       },
       "SandboxNetworkRules": {
         "type": "object",
-        "description": "Per-domain transform rules applied to matching outbound HTTP (port 80) and HTTPS (port 443) requests,\nkeyed by an exact DNS name (`api.example.com`) or a leading wildcard (`*.example.com`), at most 128\ncharacters, lower-cased on write; a bare `*` is invalid. Wildcards match subdomains at any depth but\nnot the apex. Exact rules take precedence, then the longest matching wildcard suffix; matching rule\nsets are not merged. At most 10 domains, one rule each. Rules do not grant network access: allow/deny\ndecides first. HTTPS to a rule's name is terminated by the platform's egress proxy with a certificate\nof the platform's egress CA, which every sandbox trusts; other names are passed through untouched.\nHeader values may hold `${e2b.secrets.NAME}` and `${e2b.identity.tokens.NAME}` (at most 32 distinct\nsecret names per domain), filled in by the proxy on each request; a placeholder without a value fails\nthe request (502 from the proxy), it is never sent literally. Echoed as given (placeholders unresolved).\n",
+        "description": "Per-domain transform rules applied to matching outbound HTTP (port 80) and HTTPS (port 443) requests,\nkeyed by an exact DNS name (`api.example.com`) or a leading wildcard (`*.example.com`), at most 128\ncharacters, lower-cased on write; a bare `*` is invalid. Wildcards match subdomains at any depth but\nnot the apex. Exact rules take precedence, then the longest matching wildcard suffix; matching rule\nsets are not merged. At most 10 domains, one rule each. Rules do not grant network access: allow/deny\ndecides first. HTTPS to a rule's name is terminated by the platform's egress proxy with a certificate\nof the platform's egress CA, which every sandbox trusts; other names are passed through untouched.\nHeader values may hold `${e2b.secrets.NAME}` and `${e2b.identity.tokens.NAME}` (at most 32 distinct\nsecret names per domain), filled in by the proxy on each request; a placeholder without a value fails\nthe request (502 from the proxy), it is never sent literally. Placeholders are filled over HTTPS only\nunless the rule sets `allowPlainHttp`; a wildcard with placeholders may not sit on a public suffix\n(`*.github.io`, `*.co.uk`: 400), and is not filled for a site registered beneath one it covers\n(`*.amazonaws.com` for `bucket.s3.amazonaws.com`: 502). Echoed as given (placeholders unresolved).\n",
         "additionalProperties": {
           "type": "array",
           "items": {
@@ -5085,7 +5112,7 @@ export const openapiDocument: Record<string, unknown> = {
         "properties": {
           "templateID": {
             "type": "string",
-            "description": "Template ID or name (`name`, `team/name`, `name:tag`)."
+            "description": "Template ID or name (`name`, `team/name`, `name:tag`). A bare value is\na template ID first, then the team's own name, then the system\nteam's; another team's public template only by its ID or `team/name`.\n"
           },
           "timeout": {
             "type": "integer",
@@ -5231,7 +5258,7 @@ export const openapiDocument: Record<string, unknown> = {
           "sizeMB": {
             "type": "integer",
             "minimum": 16,
-            "description": "Platform extension - the volume's capacity; the platform's default when left out."
+            "description": "Platform extension - the volume's capacity; the platform's default when left out.\nAt most the team's `volumeSizeMB` limit (400 naming it past that).\n"
           }
         }
       },
@@ -5855,8 +5882,9 @@ export const openapiDocument: Record<string, unknown> = {
             "type": "integer",
             "format": "int32",
             "minimum": 1,
+            "maximum": 100,
             "default": 1,
-            "description": "Number of forks to start."
+            "description": "Number of forks to start: at most the team's `forkCount` limit (16 unless the\noperator says otherwise), and never more than 100.\n"
           },
           "timeout": {
             "type": "integer",
@@ -7394,7 +7422,14 @@ export const openapiDocument: Record<string, unknown> = {
           "cpuCount",
           "memoryMB",
           "diskSizeMB",
-          "timeoutSeconds"
+          "timeoutSeconds",
+          "volumes",
+          "volumeSizeMB",
+          "templates",
+          "snapshots",
+          "forkCount",
+          "uploads",
+          "uploadsMB"
         ],
         "properties": {
           "sandboxes": {
@@ -7421,6 +7456,41 @@ export const openapiDocument: Record<string, unknown> = {
             "type": "integer",
             "nullable": true,
             "description": "The longest timeout a sandbox may be given."
+          },
+          "volumes": {
+            "type": "integer",
+            "nullable": true,
+            "description": "Volumes held at once."
+          },
+          "volumeSizeMB": {
+            "type": "integer",
+            "nullable": true,
+            "description": "Capacity of one volume, MiB."
+          },
+          "templates": {
+            "type": "integer",
+            "nullable": true,
+            "description": "Templates held at once, those made by snapshots included."
+          },
+          "snapshots": {
+            "type": "integer",
+            "nullable": true,
+            "description": "Snapshots held at once (each fork takes one)."
+          },
+          "forkCount": {
+            "type": "integer",
+            "nullable": true,
+            "description": "Sandboxes one fork request may start."
+          },
+          "uploads": {
+            "type": "integer",
+            "nullable": true,
+            "description": "Template build archives (COPY steps) kept; the oldest go first past it."
+          },
+          "uploadsMB": {
+            "type": "integer",
+            "nullable": true,
+            "description": "MiB of template build archives kept; the oldest go first past it."
           }
         }
       },
@@ -7467,12 +7537,27 @@ export const openapiDocument: Record<string, unknown> = {
               "liveSandboxes",
               "runningSandboxes",
               "pausedSandboxes",
-              "sandboxSecondsLast30Days"
+              "sandboxSecondsLast30Days",
+              "volumes",
+              "templates",
+              "snapshots"
             ],
             "properties": {
               "liveSandboxes": {
                 "type": "integer",
                 "description": "Sandboxes starting, running or paused (what the `sandboxes` limit counts)."
+              },
+              "volumes": {
+                "type": "integer",
+                "description": "Volumes the team holds (what the `volumes` limit counts)."
+              },
+              "templates": {
+                "type": "integer",
+                "description": "Templates the team holds, snapshots' included (what the `templates` limit counts)."
+              },
+              "snapshots": {
+                "type": "integer",
+                "description": "Snapshots the team holds (what the `snapshots` limit counts)."
               },
               "runningSandboxes": {
                 "type": "integer"

@@ -461,7 +461,10 @@ export interface paths {
          * @description Snapshots the running sandbox in place (its ID and deadline stay as they
          *     are) and starts `count` new sandboxes from that snapshot. 201 means the
          *     forks were attempted; each entry reports either the new sandbox or the
-         *     error that stopped that fork.
+         *     error that stopped that fork. Before anything is done, `count` is checked
+         *     against the team's `forkCount` limit (400) and all `count` forks against
+         *     its `sandboxes` limit (429); a team that holds its `snapshots` (or
+         *     `templates`) limit gets 403.
          */
         post: operations["forkSandbox"];
         delete?: never;
@@ -899,7 +902,10 @@ export interface paths {
             path: {
                 /**
                  * @description Template ID, or a name (`name`, `team/name`), optionally with `:tag`;
-                 *     sent percent-encoded.
+                 *     sent percent-encoded. A bare value is a template ID first, then the
+                 *     team's own name, then the system team's (`base` and the shipped
+                 *     templates are the system team's first); another team's public template
+                 *     is reached by its ID or `team/name` only.
                  */
                 templateID: components["parameters"]["templateID"];
             };
@@ -945,7 +951,10 @@ export interface paths {
                 buildID: components["parameters"]["buildID"];
                 /**
                  * @description Template ID, or a name (`name`, `team/name`), optionally with `:tag`;
-                 *     sent percent-encoded.
+                 *     sent percent-encoded. A bare value is a template ID first, then the
+                 *     team's own name, then the system team's (`base` and the shipped
+                 *     templates are the system team's first); another team's public template
+                 *     is reached by its ID or `team/name` only.
                  */
                 templateID: components["parameters"]["templateID"];
             };
@@ -973,7 +982,10 @@ export interface paths {
                 buildID: components["parameters"]["buildID"];
                 /**
                  * @description Template ID, or a name (`name`, `team/name`), optionally with `:tag`;
-                 *     sent percent-encoded.
+                 *     sent percent-encoded. A bare value is a template ID first, then the
+                 *     team's own name, then the system team's (`base` and the shipped
+                 *     templates are the system team's first); another team's public template
+                 *     is reached by its ID or `team/name` only.
                  */
                 templateID: components["parameters"]["templateID"];
             };
@@ -1005,7 +1017,10 @@ export interface paths {
                 hash: components["parameters"]["filesHash"];
                 /**
                  * @description Template ID, or a name (`name`, `team/name`), optionally with `:tag`;
-                 *     sent percent-encoded.
+                 *     sent percent-encoded. A bare value is a template ID first, then the
+                 *     team's own name, then the system team's (`base` and the shipped
+                 *     templates are the system team's first); another team's public template
+                 *     is reached by its ID or `team/name` only.
                  */
                 templateID: components["parameters"]["templateID"];
             };
@@ -1036,7 +1051,10 @@ export interface paths {
                 hash: components["parameters"]["filesHash"];
                 /**
                  * @description Template ID, or a name (`name`, `team/name`), optionally with `:tag`;
-                 *     sent percent-encoded.
+                 *     sent percent-encoded. A bare value is a template ID first, then the
+                 *     team's own name, then the system team's (`base` and the shipped
+                 *     templates are the system team's first); another team's public template
+                 *     is reached by its ID or `team/name` only.
                  */
                 templateID: components["parameters"]["templateID"];
             };
@@ -1067,7 +1085,10 @@ export interface paths {
             path: {
                 /**
                  * @description Template ID, or a name (`name`, `team/name`), optionally with `:tag`;
-                 *     sent percent-encoded.
+                 *     sent percent-encoded. A bare value is a template ID first, then the
+                 *     team's own name, then the system team's (`base` and the shipped
+                 *     templates are the system team's first); another team's public template
+                 *     is reached by its ID or `team/name` only.
                  */
                 templateID: components["parameters"]["templateID"];
             };
@@ -1097,6 +1118,8 @@ export interface paths {
          * Look up a template by name
          * @description 200 when the caller's team can use the template. The client treats 404
          *     as "does not exist" and 403 as "exists but belongs to another team".
+         *     A bare name is the team's own, then the system team's; another team's
+         *     template is looked up as `team/name`.
          */
         get: operations["getTemplateByAlias"];
         put?: never;
@@ -1235,7 +1258,10 @@ export interface paths {
             path: {
                 /**
                  * @description Template ID, or a name (`name`, `team/name`), optionally with `:tag`;
-                 *     sent percent-encoded.
+                 *     sent percent-encoded. A bare value is a template ID first, then the
+                 *     team's own name, then the system team's (`base` and the shipped
+                 *     templates are the system team's first); another team's public template
+                 *     is reached by its ID or `team/name` only.
                  */
                 templateID: components["parameters"]["templateID"];
             };
@@ -1263,7 +1289,10 @@ export interface paths {
                 buildID: components["parameters"]["buildID"];
                 /**
                  * @description Template ID, or a name (`name`, `team/name`), optionally with `:tag`;
-                 *     sent percent-encoded.
+                 *     sent percent-encoded. A bare value is a template ID first, then the
+                 *     team's own name, then the system team's (`base` and the shipped
+                 *     templates are the system team's first); another team's public template
+                 *     is reached by its ID or `team/name` only.
                  */
                 templateID: components["parameters"]["templateID"];
             };
@@ -1300,6 +1329,9 @@ export interface paths {
          *     and a new build in status `waiting`. A `:tag` suffix on `name` counts as
          *     one more entry in `tags`; with no tag at all the build is tagged
          *     `default`. Next steps: upload build files, then start the build.
+         *     The names of the platform's own templates (`base`, `code-interpreter-v1`,
+         *     `desktop`, `mcp-gateway`) and names of a template ID's form (20 hex
+         *     digits) are refused (400).
          */
         post: operations["createTemplate"];
         delete?: never;
@@ -1775,7 +1807,11 @@ export interface components {
             metadata?: components["schemas"]["SandboxMetadata"];
             network?: components["schemas"]["SandboxNetworkConfig"];
             runtime?: components["schemas"]["SandboxRuntime"];
-            /** @description Template ID or name (`name`, `team/name`, `name:tag`). */
+            /**
+             * @description Template ID or name (`name`, `team/name`, `name:tag`). A bare value is
+             *     a template ID first, then the team's own name, then the system
+             *     team's; another team's public template only by its ID or `team/name`.
+             */
             templateID: string;
             /**
              * Format: int32
@@ -1795,7 +1831,10 @@ export interface components {
         NewVolume: {
             /** @description Letters, digits, `_` and `-`; unique within the team. */
             name: string;
-            /** @description Platform extension - the volume's capacity; the platform's default when left out. */
+            /**
+             * @description Platform extension - the volume's capacity; the platform's default when left out.
+             *     At most the team's `volumeSizeMB` limit (400 naming it past that).
+             */
             sizeMB?: number;
         };
         NewWebhook: {
@@ -1993,7 +2032,8 @@ export interface components {
         SandboxForkRequest: {
             /**
              * Format: int32
-             * @description Number of forks to start.
+             * @description Number of forks to start: at most the team's `forkCount` limit (16 unless the
+             *     operator says otherwise), and never more than 100.
              * @default 1
              */
             count?: number;
@@ -2158,6 +2198,13 @@ export interface components {
         /** @description Rule applied to outbound requests to a matching domain. */
         SandboxNetworkRule: {
             transform?: {
+                /**
+                 * @description Extension of this platform (absent means false). Fill `${e2b.secrets.NAME}` and `${e2b.identity.tokens.NAME}` in requests
+                 *     over plain HTTP (port 80) too. Without it such a request is not sent: the egress proxy answers it 502
+                 *     naming the placeholder, since on plain HTTP anyone on the way reads the value (and the sandbox, which
+                 *     picks the port, could send it there). Headers without placeholders are set on plain HTTP either way.
+                 */
+                allowPlainHttp?: boolean;
                 /** @description Headers to set on matching requests (at most 20; an existing header of the same name is replaced). */
                 headers?: {
                     [key: string]: string;
@@ -2174,7 +2221,10 @@ export interface components {
          *     of the platform's egress CA, which every sandbox trusts; other names are passed through untouched.
          *     Header values may hold `${e2b.secrets.NAME}` and `${e2b.identity.tokens.NAME}` (at most 32 distinct
          *     secret names per domain), filled in by the proxy on each request; a placeholder without a value fails
-         *     the request (502 from the proxy), it is never sent literally. Echoed as given (placeholders unresolved).
+         *     the request (502 from the proxy), it is never sent literally. Placeholders are filled over HTTPS only
+         *     unless the rule sets `allowPlainHttp`; a wildcard with placeholders may not sit on a public suffix
+         *     (`*.github.io`, `*.co.uk`: 400), and is not filled for a site registered beneath one it covers
+         *     (`*.amazonaws.com` for `bucket.s3.amazonaws.com`: 502). Echoed as given (placeholders unresolved).
          */
         SandboxNetworkRules: {
             [key: string]: components["schemas"]["SandboxNetworkRule"][];
@@ -2207,6 +2257,8 @@ export interface components {
         /**
          * @description Platform extension: the isolation runtime for this sandbox. `runsc` (gVisor, a
          *     user-space kernel) is the default; `runc` shares the host kernel and starts faster.
+         *     An operator may keep tenants off runc (`x serve --tenant-runtimes runsc`): a create
+         *     asking for a runtime it does not offer them is refused with 403.
          * @enum {string}
          */
         SandboxRuntime: "runsc" | "runc";
@@ -2317,6 +2369,12 @@ export interface components {
                 runningSandboxes: number;
                 /** @description Seconds sandboxes of the team ran in the last 30 days. */
                 sandboxSecondsLast30Days: number;
+                /** @description Snapshots the team holds (what the `snapshots` limit counts). */
+                snapshots: number;
+                /** @description Templates the team holds, snapshots' included (what the `templates` limit counts). */
+                templates: number;
+                /** @description Volumes the team holds (what the `volumes` limit counts). */
+                volumes: number;
             };
         };
         /** @description Limits of one team; a null limit has no value of the team's own. */
@@ -2325,12 +2383,26 @@ export interface components {
             cpuCount: number | null;
             /** @description Disk of one sandbox, MiB. */
             diskSizeMB: number | null;
+            /** @description Sandboxes one fork request may start. */
+            forkCount: number | null;
             /** @description Memory of one sandbox, MiB. */
             memoryMB: number | null;
             /** @description Sandboxes starting, running or paused at once. */
             sandboxes: number | null;
+            /** @description Snapshots held at once (each fork takes one). */
+            snapshots: number | null;
+            /** @description Templates held at once, those made by snapshots included. */
+            templates: number | null;
             /** @description The longest timeout a sandbox may be given. */
             timeoutSeconds: number | null;
+            /** @description Template build archives (COPY steps) kept; the oldest go first past it. */
+            uploads: number | null;
+            /** @description MiB of template build archives kept; the oldest go first past it. */
+            uploadsMB: number | null;
+            /** @description Volumes held at once. */
+            volumes: number | null;
+            /** @description Capacity of one volume, MiB. */
+            volumeSizeMB: number | null;
         };
         TeamMetric: {
             /**
@@ -2781,6 +2853,24 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description The team holds as many of these (volumes, templates, snapshots) as its limits allow:
+         *     waiting frees none, deleting one does. The message names the limit.
+         */
+        LimitReached: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": 403,
+                 *       "message": "your team holds 100 volumes, the most it may (its limit is 100): delete one first"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The resource does not exist (or is not visible to the team). */
         NotFound: {
             headers: {
@@ -2915,7 +3005,10 @@ export interface components {
         teamIDQuery: string;
         /**
          * @description Template ID, or a name (`name`, `team/name`), optionally with `:tag`;
-         *     sent percent-encoded.
+         *     sent percent-encoded. A bare value is a template ID first, then the
+         *     team's own name, then the system team's (`base` and the shipped
+         *     templates are the system team's first); another team's public template
+         *     is reached by its ID or `team/name` only.
          */
         templateID: string;
         /** @description Create missing parents, and replace a file (or accept a directory) that exists. */
@@ -3744,6 +3837,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LimitReached"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
@@ -4011,6 +4105,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LimitReached"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
@@ -4431,7 +4526,10 @@ export interface operations {
             path: {
                 /**
                  * @description Template ID, or a name (`name`, `team/name`), optionally with `:tag`;
-                 *     sent percent-encoded.
+                 *     sent percent-encoded. A bare value is a template ID first, then the
+                 *     team's own name, then the system team's (`base` and the shipped
+                 *     templates are the system team's first); another team's public template
+                 *     is reached by its ID or `team/name` only.
                  */
                 templateID: components["parameters"]["templateID"];
             };
@@ -4465,7 +4563,10 @@ export interface operations {
             path: {
                 /**
                  * @description Template ID, or a name (`name`, `team/name`), optionally with `:tag`;
-                 *     sent percent-encoded.
+                 *     sent percent-encoded. A bare value is a template ID first, then the
+                 *     team's own name, then the system team's (`base` and the shipped
+                 *     templates are the system team's first); another team's public template
+                 *     is reached by its ID or `team/name` only.
                  */
                 templateID: components["parameters"]["templateID"];
             };
@@ -4497,7 +4598,10 @@ export interface operations {
             path: {
                 /**
                  * @description Template ID, or a name (`name`, `team/name`), optionally with `:tag`;
-                 *     sent percent-encoded.
+                 *     sent percent-encoded. A bare value is a template ID first, then the
+                 *     team's own name, then the system team's (`base` and the shipped
+                 *     templates are the system team's first); another team's public template
+                 *     is reached by its ID or `team/name` only.
                  */
                 templateID: components["parameters"]["templateID"];
             };
@@ -4546,7 +4650,10 @@ export interface operations {
                 buildID: components["parameters"]["buildID"];
                 /**
                  * @description Template ID, or a name (`name`, `team/name`), optionally with `:tag`;
-                 *     sent percent-encoded.
+                 *     sent percent-encoded. A bare value is a template ID first, then the
+                 *     team's own name, then the system team's (`base` and the shipped
+                 *     templates are the system team's first); another team's public template
+                 *     is reached by its ID or `team/name` only.
                  */
                 templateID: components["parameters"]["templateID"];
             };
@@ -4588,7 +4695,10 @@ export interface operations {
                 buildID: components["parameters"]["buildID"];
                 /**
                  * @description Template ID, or a name (`name`, `team/name`), optionally with `:tag`;
-                 *     sent percent-encoded.
+                 *     sent percent-encoded. A bare value is a template ID first, then the
+                 *     team's own name, then the system team's (`base` and the shipped
+                 *     templates are the system team's first); another team's public template
+                 *     is reached by its ID or `team/name` only.
                  */
                 templateID: components["parameters"]["templateID"];
             };
@@ -4623,7 +4733,10 @@ export interface operations {
                 hash: components["parameters"]["filesHash"];
                 /**
                  * @description Template ID, or a name (`name`, `team/name`), optionally with `:tag`;
-                 *     sent percent-encoded.
+                 *     sent percent-encoded. A bare value is a template ID first, then the
+                 *     team's own name, then the system team's (`base` and the shipped
+                 *     templates are the system team's first); another team's public template
+                 *     is reached by its ID or `team/name` only.
                  */
                 templateID: components["parameters"]["templateID"];
             };
@@ -4661,7 +4774,10 @@ export interface operations {
                 hash: components["parameters"]["filesHash"];
                 /**
                  * @description Template ID, or a name (`name`, `team/name`), optionally with `:tag`;
-                 *     sent percent-encoded.
+                 *     sent percent-encoded. A bare value is a template ID first, then the
+                 *     team's own name, then the system team's (`base` and the shipped
+                 *     templates are the system team's first); another team's public template
+                 *     is reached by its ID or `team/name` only.
                  */
                 templateID: components["parameters"]["templateID"];
             };
@@ -4697,7 +4813,10 @@ export interface operations {
             path: {
                 /**
                  * @description Template ID, or a name (`name`, `team/name`), optionally with `:tag`;
-                 *     sent percent-encoded.
+                 *     sent percent-encoded. A bare value is a template ID first, then the
+                 *     team's own name, then the system team's (`base` and the shipped
+                 *     templates are the system team's first); another team's public template
+                 *     is reached by its ID or `team/name` only.
                  */
                 templateID: components["parameters"]["templateID"];
             };
@@ -5018,7 +5137,10 @@ export interface operations {
             path: {
                 /**
                  * @description Template ID, or a name (`name`, `team/name`), optionally with `:tag`;
-                 *     sent percent-encoded.
+                 *     sent percent-encoded. A bare value is a template ID first, then the
+                 *     team's own name, then the system team's (`base` and the shipped
+                 *     templates are the system team's first); another team's public template
+                 *     is reached by its ID or `team/name` only.
                  */
                 templateID: components["parameters"]["templateID"];
             };
@@ -5057,7 +5179,10 @@ export interface operations {
                 buildID: components["parameters"]["buildID"];
                 /**
                  * @description Template ID, or a name (`name`, `team/name`), optionally with `:tag`;
-                 *     sent percent-encoded.
+                 *     sent percent-encoded. A bare value is a template ID first, then the
+                 *     team's own name, then the system team's (`base` and the shipped
+                 *     templates are the system team's first); another team's public template
+                 *     is reached by its ID or `team/name` only.
                  */
                 templateID: components["parameters"]["templateID"];
             };
@@ -5409,6 +5534,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LimitReached"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

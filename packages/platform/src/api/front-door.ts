@@ -55,6 +55,8 @@ export interface FrontDoorOptions {
   surfaces?: Array<(req: IncomingMessage, res: ServerResponse) => boolean>;
   /** Served as `GET /metrics` (Prometheus text) when given. */
   metrics?: Registry;
+  /** The bearer token `/metrics` then needs, and shows tenants' labels to; anonymous without one. */
+  metricsToken?: string;
   /** Each request answered: its operation (`unmatched` when none), status and duration. */
   observe?(op: string, status: number, seconds: number): void;
 }
@@ -108,7 +110,12 @@ export function frontDoor(o: FrontDoorOptions): Listener {
       });
   };
   if (!o.metrics) return api;
-  return withMetricsEndpoint(o.metrics, api, (err) => o.log.error({ err }, "metrics collection failed"));
+  return withMetricsEndpoint(
+    o.metrics,
+    api,
+    (err) => o.log.error({ err }, "metrics collection failed"),
+    o.metricsToken,
+  );
 }
 
 interface Seen {

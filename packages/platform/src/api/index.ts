@@ -6,6 +6,7 @@ import type { StoredEgressProxy } from "../model/network.js";
 import type { RuntimeName } from "../model/sandbox.js";
 import type { PlatformLimits } from "../model/team.js";
 import type { EgressProxyInput } from "../network/byop.js";
+import type { DestinationGuard } from "../network/destination-guard.js";
 import type { Registry } from "../observability/metrics.js";
 import type { MetricsSampler } from "../observability/metrics-sampler.js";
 import type { Orchestrator } from "../orchestrator/orchestrator.js";
@@ -45,14 +46,18 @@ export interface ApiOptions {
   domain: string;
   envdVersion: string;
   platformVersion: string;
-  maxSandboxesPerTeam: number;
-  maxTimeoutSeconds: number;
+  /** The platform's limits of every team (platform-limits.ts); a team's own may lower them. */
+  limits: PlatformLimits;
   diskSizeMB: number;
   availableRuntimes: RuntimeName[];
-  /** Path of a sandbox's console log. */
-  consoleLog(sandboxId: string): string;
+  /** Runtimes a create may ask for (`--tenant-runtimes`); every available one when unset. */
+  tenantRuntimes?: RuntimeName[];
+  /** Paths of a sandbox's console logs, oldest first (see SandboxHost.consoleLogs). */
+  consoleLogs(sandboxId: string): string[];
   /** Checks a sandbox's own SOCKS5 proxy and seals its password (network/byop.ts). */
   checkEgressProxy?(input: EgressProxyInput): Promise<StoredEgressProxy>;
+  /** Where webhooks may be sent (checked at create and update, and again by every delivery). */
+  webhookGuard: DestinationGuard;
   /** A sandbox's egress decisions after a cursor (the decision log). */
   networkDecisions(sandboxId: string, after: number, limit: number): NetworkDecision[];
   /** Lets go of the warm pools of a template (its layers go, or its pool bounds changed). */
@@ -60,6 +65,8 @@ export interface ApiOptions {
   observeRequest?(op: string, status: number, seconds: number): void;
   /** Served as `GET /metrics` on the API's port. */
   metrics?: Registry;
+  /** The bearer token `/metrics` needs (front-door.ts); anonymous, without tenants' labels, when unset. */
+  metricsToken?: string;
   /** Other surfaces on the API's port, before the API (a node's `/node/…` routes). */
   surfaces?: Array<(req: IncomingMessage, res: ServerResponse) => boolean>;
   observeCreate?(runtime: RuntimeName, seconds: number): void;
@@ -68,20 +75,13 @@ export interface ApiOptions {
 /** The platform API as one request listener: every operation of openapi.yaml, routed and checked against it. */
 export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const present = { domain: o.domain, envdVersion: o.envdVersion };
-  const limits: PlatformLimits = {
-    sandboxes: o.maxSandboxesPerTeam,
-    timeoutSeconds: o.maxTimeoutSeconds,
-    diskSizeMB: o.diskSizeMB,
-    // the host bounds these: the platform sets no ceiling of its own
-    cpuCount: Number.POSITIVE_INFINITY,
-    memoryMB: Number.POSITIVE_INFINITY,
-  };
+  const { limits } = o;
   const handlers: Handlers = {
     getHealth: async () => ({ status: 200, body: { status: "ok", version: o.platformVersion } }),
     ...keyRoutes(o.store),
     ...oauthRoutes(o.store),
     ...nodeRoutes(o.store),
-    ...eventRoutes(o.store),
+    ...eventRoutes(o.store, o.webhookGuard),
     ...teamRoutes({ store: o.store, limits }),
     ...sandboxRoutes({
       ...present,
@@ -90,11 +90,12 @@ export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResp
       orchestrator: o.orchestrator,
       volumes: o.volumes,
       availableRuntimes: o.availableRuntimes,
+      ...(o.tenantRuntimes ? { tenantRuntimes: o.tenantRuntimes } : {}),
       ...(o.checkEgressProxy ? { checkEgressProxy: o.checkEgressProxy } : {}),
       observeCreate: o.observeCreate,
     }),
     ...sandboxMetricsRoutes({ store: o.store, sampler: o.sampler }),
-    ...sandboxLogsRoutes({ store: o.store, consoleLog: o.consoleLog }),
+    ...sandboxLogsRoutes({ store: o.store, consoleLogs: o.consoleLogs }),
     ...sandboxNetworkRoutes({ store: o.store, decisions: o.networkDecisions }),
     ...templateRoutes({
       ...o.builds,
@@ -104,7 +105,7 @@ export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResp
       limits,
       dropWarmPools: o.dropWarmPools,
     }),
-    ...volumeRoutes(o.volumes),
+    ...volumeRoutes({ volumes: o.volumes, limits }),
     ...secretRoutes(o.secrets),
     ...identityRoutes(o.identityTokens),
     ...volumeContentRoutes(o.volumes),
@@ -123,6 +124,7 @@ export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResp
     log: o.log,
     observe: o.observeRequest,
     metrics: o.metrics,
+    metricsToken: o.metricsToken,
     surfaces: o.surfaces,
   });
 }

@@ -17,6 +17,8 @@ export interface ApiServerOptions {
   observe?(op: string, status: number, seconds: number): void;
   /** Served as `GET /metrics`. */
   metrics?: Registry;
+  /** The bearer token `/metrics` needs (front-door.ts). */
+  metricsToken?: string;
   /** Other surfaces, before the API (a node's `/node/…` routes). */
   surfaces?: Array<(req: IncomingMessage, res: ServerResponse) => boolean>;
 }

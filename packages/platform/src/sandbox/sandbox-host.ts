@@ -1,4 +1,4 @@
-import { mkdir, rm, stat } from "node:fs/promises";
+import { mkdir, readdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { ENVD_PORT } from "@x/envd-client";
 import { envdAgent } from "../agent/agent-port.js";
@@ -17,7 +17,7 @@ import type {
   RuntimeName,
 } from "../runtime/container-runtime.js";
 import { isFrozen, setFrozen } from "../runtime/freezer.js";
-import { gvisorCompat } from "../runtime/gvisor-compat.js";
+import { gvisorCompat, readyBindTargets } from "../runtime/gvisor-compat.js";
 import {
   AGENT_ENVD_DIR,
   AGENT_NODE,
@@ -27,9 +27,13 @@ import {
   writeResolvConf,
 } from "../runtime/oci-spec.js";
 import { runcCompat } from "../runtime/runc-compat.js";
+import { type RuncView, RuncViews } from "../runtime/runc-userns.js";
+import { archiveConsoleLog, ConsoleLogKeeper, DEFAULT_CONSOLE_LOG_MAX_BYTES } from "./console-log.js";
 import type { SandboxHostPort } from "./host-port.js";
 import { type SandboxLimits, sandboxLimits } from "./resource-limits.js";
 import { TRUSTED_CA_ENV, trustEgressCa } from "./trusted-ca.js";
+
+const NETNS_DIR = "/run/netns";
 
 /** Everything needed to (re)start one sandbox's container. */
 export interface BootSpec {
@@ -70,6 +74,11 @@ export interface SandboxPaths {
   work: string;
   rootfs: string;
   bundle: string;
+  /**
+   * The console log on the data dir: a sandbox's without a disk of its own (a build's), and
+   * what is kept of earlier runs of one with a disk, whose running log is on that disk
+   * (see console-log.ts).
+   */
   consoleLog: string;
   checkpoint: string;
 }
@@ -88,6 +97,8 @@ export interface SandboxHostOptions {
   volumeSource?(volumeId: string): Promise<string>;
   /** Makes sure these layers (absolute paths) are on this host: beyond one machine, fetched from another node. */
   ensureLayers?(lowers: string[]): Promise<void>;
+  /** Newest bytes kept of each sandbox's console log (see console-log.ts). */
+  consoleLogMaxBytes?: number;
   log: Logger;
 }
 
@@ -103,9 +114,60 @@ export class SandboxHost implements SandboxHostPort {
   private readonly deleting = new Map<string, Promise<void>>();
 
   readonly sandboxEnv: Readonly<Record<string, string>>;
+  private readonly consoles: ConsoleLogKeeper;
+  /** What runc sandboxes run on: their user namespace's views of their files (runc-userns.ts). */
+  private readonly runcViews = new RuncViews();
 
   constructor(private readonly o: SandboxHostOptions) {
     this.sandboxEnv = o.egressCa ? TRUSTED_CA_ENV : {};
+    this.consoles = new ConsoleLogKeeper({
+      maxBytes: this.consoleLogMaxBytes,
+      files: () => this.runningConsoleLogs(),
+      log: o.log,
+    });
+  }
+
+  private get consoleLogMaxBytes(): number {
+    return this.o.consoleLogMaxBytes ?? DEFAULT_CONSOLE_LOG_MAX_BYTES;
+  }
+
+  /** Keeps the console logs of this host's running sandboxes trimmed, adopted ones included, until close(). */
+  watchConsoleLogs(): void {
+    this.consoles.start();
+    void this.consoles.sweep();
+  }
+
+  close(): void {
+    this.consoles.close();
+  }
+
+  /** Where a sandbox's console log is while it runs: on its own disk when it has one. */
+  private runningConsoleLog(spec: Pick<BootSpec, "id" | "diskSizeMB">): string {
+    const p = this.paths(spec.id);
+    return spec.diskSizeMB === undefined ? p.consoleLog : path.join(p.disk.mountPoint, "console.log");
+  }
+
+  /** A sandbox's console logs, oldest first: what is kept of earlier runs, then the running one's. */
+  consoleLogs(id: string): string[] {
+    const p = this.paths(id);
+    return [p.consoleLog, path.join(p.disk.mountPoint, "console.log")];
+  }
+
+  /** The console logs of the sandboxes with a network of this platform's: those whose container may run. */
+  private async runningConsoleLogs(): Promise<string[]> {
+    const prefix = this.o.network.netnsName("");
+    const names = await readdir(NETNS_DIR).catch(() => [] as string[]);
+    return names.filter((n) => n.startsWith(prefix)).flatMap((n) => this.consoleLogs(n.slice(prefix.length)));
+  }
+
+  /** Before a sandbox's disk goes: its running log's newest part joins the kept one on the data dir. */
+  private async keepConsoleLog(id: string): Promise<void> {
+    const [kept, running] = this.consoleLogs(id) as [string, string];
+    this.consoles.forget(kept);
+    this.consoles.forget(running);
+    await archiveConsoleLog(running, kept, this.consoleLogMaxBytes).catch((err: unknown) =>
+      this.o.log.warn({ sandboxId: id, err }, "could not keep the console log of a stopped sandbox"),
+    );
   }
 
   /** Makes sure these layers (absolute paths) are here (beyond one machine: fetched from another node). */
@@ -173,6 +235,8 @@ export class SandboxHost implements SandboxHostPort {
       await mountDisk(p.disk);
     }
     await this.o.ensureLayers?.(spec.lowers);
+    // set-id never works here, under either runtime: this mount is the host's (the egress CA
+    // is written through it); a runc sandbox runs on a view of its own (runc-userns.ts)
     await mountOverlay({ lowers: spec.lowers, upperDir: p.upper, workDir: p.work, target: p.rootfs });
   }
 
@@ -198,8 +262,15 @@ export class SandboxHost implements SandboxHostPort {
   private async writeSandboxBundle(spec: BootSpec, p: SandboxPaths, nameserver?: string): Promise<void> {
     const volumeBinds = await this.volumeBinds(spec);
     const gvisor =
-      spec.runtime === "runsc" ? await gvisorCompat(p.bundle, p.rootfs, this.o.envdDir) : undefined;
-    const runc = spec.runtime === "runc" ? await runcCompat(p.bundle, p.rootfs) : undefined;
+      spec.runtime === "runsc"
+        ? await gvisorCompat(
+            p.bundle,
+            p.rootfs,
+            this.o.envdDir,
+            this.o.log,
+            volumeBinds.map((b) => b.destination),
+          )
+        : undefined;
     const limits = this.limits(spec);
     const env = [
       "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -214,8 +285,10 @@ export class SandboxHost implements SandboxHostPort {
     ];
     if (this.o.egressCa && !spec.withoutEgressCa) await trustEgressCa(p.rootfs, this.o.egressCa);
     const ref = await this.ref(spec.id);
+    const view = spec.runtime === "runc" ? await this.openRuncView(spec, p, ref, volumeBinds) : undefined;
+    const runc = view ? await runcCompat(view.dir, view.rootfs) : undefined;
     await writeBundle(p.bundle, {
-      rootfs: p.rootfs,
+      rootfs: view?.rootfs ?? p.rootfs,
       args: [AGENT_NODE, path.join(AGENT_ENVD_DIR, "envd.cjs")],
       env,
       hostname: spec.id,
@@ -226,9 +299,32 @@ export class SandboxHost implements SandboxHostPort {
       pidsLimit: limits.pidsMax,
       oomScoreAdj: limits.initOomScoreAdj,
       envdDir: this.o.envdDir,
-      binds: [...(gvisor?.binds ?? []), ...volumeBinds],
+      binds: [...(gvisor?.binds ?? []), ...(view?.binds ?? volumeBinds)],
       createContainerHooks: runc?.hooks,
+      ...(view ? { userNamespace: { ...view.userNamespace, sysfs: view.sysfs } } : {}),
       nameserver,
+    });
+  }
+
+  /**
+   * A runc sandbox's root filesystem, sysfs and volumes as its user namespace sees them, in
+   * place of the host's own mount of its overlay (through which the egress CA was just written).
+   */
+  private async openRuncView(
+    spec: BootSpec,
+    p: SandboxPaths,
+    ref: ContainerRef,
+    volumeBinds: BindMount[],
+  ): Promise<RuncView> {
+    return this.runcViews.open({
+      hostMount: p.rootfs,
+      sandboxDir: p.dir,
+      lowers: spec.lowers,
+      disk: p.disk.mountPoint,
+      upper: path.relative(p.disk.mountPoint, p.upper),
+      work: path.relative(p.disk.mountPoint, p.work),
+      netnsPath: ref.netnsPath,
+      binds: volumeBinds,
     });
   }
 
@@ -241,11 +337,13 @@ export class SandboxHost implements SandboxHostPort {
     await this.writeSandboxBundle(spec, p, net.hostIp);
     span.mark("bundle");
     const runtime = this.runtime(spec.runtime);
+    const consoleLog = this.runningConsoleLog(spec);
     await runtime.run(await this.ref(spec.id), {
       bundleDir: p.bundle,
-      consoleLog: p.consoleLog,
+      consoleLog,
       ...(spec.patience ? { patience: spec.patience } : {}),
     });
+    this.consoles.keep(consoleLog);
     await this.afterStart(spec);
     span.mark("runtime");
     await waitForEnvd(net.sandboxIp, 30_000);
@@ -376,12 +474,22 @@ export class SandboxHost implements SandboxHostPort {
     await this.pendingDelete(spec.id);
     const net = await this.freshNetwork(spec);
     const p = this.paths(spec.id);
+    // the sandbox may have reshaped what its bundle binds over since it was written
+    if (spec.runtime === "runsc") {
+      await readyBindTargets(
+        p.rootfs,
+        (spec.volumes ?? []).map((v) => v.path),
+        this.o.log,
+      );
+    }
     await writeResolvConf(p.bundle, net.hostIp);
     const runtime = this.runtime(spec.runtime);
     if (!runtime.restore) throw new Error(`runtime ${spec.runtime} cannot restore memory images`);
     const ref = await this.ref(spec.id);
     const t0 = performance.now();
-    await runtime.restore(ref, { bundleDir: p.bundle, consoleLog: p.consoleLog, imageDir });
+    const consoleLog = this.runningConsoleLog(spec);
+    await runtime.restore(ref, { bundleDir: p.bundle, consoleLog, imageDir });
+    this.consoles.keep(consoleLog);
     await this.afterStart(spec);
     const restoredMs = performance.now() - t0;
     await runtime.kill(ref, "SIGUSR2");
@@ -402,7 +510,9 @@ export class SandboxHost implements SandboxHostPort {
     await this.thawForDelete(spec.id);
     await this.pendingDelete(spec.id);
     await this.runtime(spec.runtime).delete(await this.ref(spec.id));
+    await this.runcViews.close(this.paths(spec.id).dir);
     await unmountOverlay(this.paths(spec.id).rootfs);
+    await this.keepConsoleLog(spec.id);
     await unmountDisk(this.paths(spec.id).disk);
     await this.o.network.destroy(spec.id);
   }
@@ -435,6 +545,8 @@ export class SandboxHost implements SandboxHostPort {
     await this.thawForDelete(spec.id);
     await this.pendingDelete(spec.id);
     if (runtime) await runtime.delete(await this.ref(spec.id));
+    for (const file of this.consoleLogs(spec.id)) this.consoles.forget(file);
+    await this.runcViews.close(this.paths(spec.id).dir);
     await unmountOverlay(this.paths(spec.id).rootfs);
     await unmountDisk(this.paths(spec.id).disk);
     await this.o.network.destroy(spec.id);

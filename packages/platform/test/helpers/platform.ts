@@ -49,6 +49,7 @@ export async function startTestPlatform(
         | "warmPoolSize"
         | "diskSizeMB"
         | "allowInternal"
+        | "networkCidr"
         | "dnsUpstreams"
         | "egressCaFiles"
         | "memoryReserveMB"
@@ -60,12 +61,22 @@ export async function startTestPlatform(
         | "domain"
         | "registryMirrors"
         | "insecureRegistries"
+        | "allowPrivateRegistries"
+        | "credentialMirrors"
+        | "allowPrivateWebhooks"
         | "consoleDir"
         | "secretsKeyFile"
+        | "metricsTokenFile"
+        | "tenantRuntimes"
       >
     >;
     /** The platform's logger; a quiet one (warnings up, X_LOG_LEVEL to change) when unset. */
     log?: Logger;
+    /**
+     * How the platform resolves the hosts tenants name (registries, webhooks): by default no
+     * name resolves, so that tests never ask this host's resolvers (addresses are themselves).
+     */
+    resolveHost?(name: string): Promise<string[]>;
   } = {},
 ): Promise<TestPlatform> {
   const scratch = mkdtempSync(path.join(os.tmpdir(), "x-platform-"));
@@ -96,7 +107,12 @@ export async function startTestPlatform(
       level: (process.env.X_LOG_LEVEL as LogLevel | undefined) ?? "warn",
       format: "json",
     });
-  const platform = await startPlatform(config, { log });
+  const resolveHost =
+    opts.resolveHost ??
+    (async (name: string) => {
+      throw Object.assign(new Error(`${name}: not resolved in tests`), { code: "ENOTFOUND" });
+    });
+  const platform = await startPlatform(config, { log, resolveHost });
   // a store of the test's own that outlives one platform (opts.databaseUrl) has its first key
   // already given out: such a test gets a new one
   const apiKey =

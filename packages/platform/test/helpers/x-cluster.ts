@@ -169,7 +169,10 @@ export class XNode extends XProcess {
   apiPort = 0;
   proxyPort = 0;
 
-  constructor(cluster: { databaseUrl: () => string; secret: string; domain: string }, o: NodeOptions) {
+  constructor(
+    cluster: { databaseUrl: () => string; secret: string; domain: string; secretsKeyFile: string },
+    o: NodeOptions,
+  ) {
     const network = testNetwork("r");
     super(
       o.name,
@@ -195,6 +198,8 @@ export class XNode extends XProcess {
         cluster.databaseUrl(),
         "--domain",
         cluster.domain,
+        "--secrets-key-file",
+        cluster.secretsKeyFile,
         ...o.extra,
       ],
       new RegExp(`x: node ${o.name} ready — API on (\\S+):(\\d+), sandbox traffic on (\\S+):(\\d+)`),
@@ -290,6 +295,9 @@ export interface ClientOptions {
 export class XCluster {
   readonly postgres = new ScratchPostgres();
   readonly secret = randomBytes(16).toString("hex");
+  /** The secrets key every node and proxy is given (tokens in the catalog are sealed with it). */
+  private readonly keyDir = mkdtempSync(path.join(os.tmpdir(), "x-cluster-key-"));
+  readonly secretsKeyFile = path.join(this.keyDir, "secrets.key");
   readonly domain: string;
   readonly nodes: XNode[];
   readonly apis: XRole[];
@@ -301,7 +309,13 @@ export class XCluster {
 
   constructor(o: ClusterOptions) {
     this.domain = o.domain ?? "sandbox.localhost";
-    const cluster = { databaseUrl: () => this.postgres.url, secret: this.secret, domain: this.domain };
+    writeFileSync(this.secretsKeyFile, randomBytes(32), { mode: 0o600 });
+    const cluster = {
+      databaseUrl: () => this.postgres.url,
+      secret: this.secret,
+      domain: this.domain,
+      secretsKeyFile: this.secretsKeyFile,
+    };
     this.nodes = Array.from(
       { length: o.nodes },
       (_, i) =>
@@ -329,6 +343,8 @@ export class XCluster {
           this.postgres.url,
           "--domain",
           this.domain,
+          "--secrets-key-file",
+          this.secretsKeyFile,
         ]),
     );
   }
@@ -464,5 +480,6 @@ export class XCluster {
     await removeLeftovers(dataDirs, this.prefixes);
     this.postgres.remove();
     for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+    rmSync(this.keyDir, { recursive: true, force: true });
   }
 }

@@ -4,11 +4,21 @@
  * the API, what the host holds of it, and a cleanup that removes all of that whatever happened.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { createRuntime } from "../../src/runtime/create-runtime.js";
 import { setFrozen } from "../../src/runtime/freezer.js";
 import { containerCgroup } from "../../src/runtime/oci-spec.js";
+import { RUNC_VIEWS_DIR, RuncViews } from "../../src/runtime/runc-userns.js";
 import { checkDeclared } from "./declared-statuses.js";
 import { freePort } from "./free-port.js";
 import { TEST_DATA_DIR } from "./platform.js";
@@ -65,6 +75,8 @@ export const NOTHING_LEFT: Leftovers = {
 
 export class XServe {
   readonly dataDir = mkdtempSync(`${X_SERVE_DATA_PREFIX}`);
+  /** The secrets key, kept apart from the data directory as the README recommends. */
+  readonly secretsKeyFile = `${this.dataDir}.secrets.key`;
   readonly prefix: string;
   readonly cidr: string;
   apiPort = 0;
@@ -78,6 +90,7 @@ export class XServe {
     // the cached base image, hard-linked so nothing is rebuilt
     mkdirSync(path.join(this.dataDir, "images"));
     execFileSync("cp", ["-al", `${path.join(TEST_DATA_DIR, "images")}/.`, path.join(this.dataDir, "images")]);
+    writeFileSync(this.secretsKeyFile, randomBytes(32), { mode: 0o600 });
   }
 
   get apiUrl(): string {
@@ -110,6 +123,8 @@ export class XServe {
         this.prefix,
         "--network-cidr",
         this.cidr,
+        "--secrets-key-file",
+        this.secretsKeyFile,
         ...(extraArgs.includes("--tls-port") ? [] : ["--tls-port", "0"]),
         ...this.args,
         ...extraArgs,
@@ -191,6 +206,7 @@ export class XServe {
     await this.cleanupDone();
     await removeLeftovers([this.dataDir], new RegExp(`^${this.prefix}$`));
     rmSync(this.dataDir, { recursive: true, force: true });
+    rmSync(this.secretsKeyFile, { force: true });
   }
 }
 
@@ -214,9 +230,22 @@ export function hostLeftovers(dataDirs: string[], prefix: RegExp): Leftovers {
       return name !== undefined && /h\d+$/.test(name) && prefix.test(name.replace(/h\d+$/, ""));
     });
   const under = (p: string | undefined) => p !== undefined && dataDirs.some((d) => p.startsWith(`${d}/`));
+  // runc sandboxes' views of their files are mounted outside the data dir (runc-userns.ts)
+  const views = (existsSync(RUNC_VIEWS_DIR) ? readdirSync(RUNC_VIEWS_DIR) : [])
+    .map((slot) => path.join(RUNC_VIEWS_DIR, slot))
+    .filter((lease) => {
+      try {
+        return under(readFileSync(path.join(lease, "owner"), "utf8"));
+      } catch {
+        return false;
+      }
+    });
   const mounts = readFileSync("/proc/mounts", "utf8")
     .split("\n")
-    .filter((l) => under(l.split(" ")[1]));
+    .filter((l) => {
+      const point = l.split(" ")[1];
+      return under(point) || views.some((v) => point?.startsWith(`${v}/`));
+    });
   const containers = Object.fromEntries(
     RUNTIMES.map((r) => [
       r,
@@ -267,6 +296,9 @@ export async function removeLeftovers(dataDirs: string[], prefix: RegExp): Promi
       }
     }
   }
+  await new RuncViews()
+    .sweep((owner) => dataDirs.some((d) => owner.startsWith(`${d}/`)))
+    .catch((err) => process.stderr.write(`cleanup: runc views: ${err}\n`));
   const left = hostLeftovers(dataDirs, prefix);
   for (const m of left.mounts.reverse()) tryHard(`umount ${m}`, () => sh("umount", ["-l", m.split(" ")[1]!]));
   for (const l of left.links) {

@@ -31,9 +31,16 @@ export async function startTemplatePlatform(
   runtime: RuntimeName,
   dialect: Dialect = "sqlite",
   config: NonNullable<Parameters<typeof startTestPlatform>[0]>["config"] = {},
+  /** How the platform resolves the hosts tenants name (no name resolves by default). */
+  resolveHost?: (name: string) => Promise<string[]>,
 ): Promise<TemplatePlatform> {
   const db = dialect === "postgres" ? await freshPostgresDatabase() : undefined;
-  const t = await startTestPlatform({ runtime, databaseUrl: db?.url, config }).catch(async (err: unknown) => {
+  const t = await startTestPlatform({
+    runtime,
+    databaseUrl: db?.url,
+    config,
+    ...(resolveHost ? { resolveHost } : {}),
+  }).catch(async (err: unknown) => {
     await db?.drop();
     throw err;
   });
