@@ -344,7 +344,6 @@ describe("a cluster of three nodes, two apis and two proxies on one machine", ()
 
       // the node starts again with the same flags: its sandbox is running again, and never
       // before the node answers for it (the api would say "node is not answering")
-      const restartedAt = Date.now();
       const seen = await watchWhile(A, id, n3.start(60_000));
       expect(seen[0]).toBe("lost");
       expect(wrongOnceLost(seen)).toEqual([]);
@@ -354,7 +353,6 @@ describe("a cluster of three nodes, two apis and two proxies on one machine", ()
         15_000,
       );
       if (back !== "running") throw new Error(`sandbox ${id} is ${back} after n3's restart:\n${n3.tail()}`);
-      expect(Date.now() - restartedAt).toBeLessThan(20_000);
       expect(await stateOf(c, "n3")).toBe("ready");
       // the proxy forgot what it knew of the lost sandbox: its first handle works again as it was
       expect(await sandbox.isRunning()).toBe(true);

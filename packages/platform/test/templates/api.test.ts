@@ -3,13 +3,15 @@
  * HTTP otherwise: pagination of builds, tags, access between teams, upload links, status
  * polling and the error answers.
  */
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { Sandbox, Template } from "e2b";
 import type { Team } from "../../src/model/team.js";
 import { DEFAULT_TAG } from "../../src/model/template.js";
+import { createRuntime } from "../../src/runtime/create-runtime.js";
 import { MAX_UPLOAD_BYTES } from "../../src/templates/build-service.js";
 import { BuildUploads, LINK_TTL_SECONDS } from "../../src/templates/uploads.js";
 import { TEST_DATA_DIR } from "../helpers/platform.js";
@@ -390,15 +392,19 @@ describe.each(DIALECTS)("template API on %s", (dialect) => {
     });
     expect(start.status).toBe(202);
     const sandboxesDir = path.join(TEST_DATA_DIR, "sandboxes");
-    let rootfs: string | undefined;
+    // a runc sandbox runs on its user namespace's view of its files (runc-userns.ts): the test
+    // looks through its init's root and drops the file as the namespace's root
+    const runc = await createRuntime("runc", { stateDir: path.join(TEST_DATA_DIR, "runtime", "runc") });
+    let found: { id: string; pid: number } | undefined;
     try {
-      while (!rootfs) {
-        rootfs = (existsSync(sandboxesDir) ? readdirSync(sandboxesDir) : [])
-          .map((id) => path.join(sandboxesDir, id, "rootfs"))
-          .find((dir) => existsSync(path.join(dir, "home/user", `${marker}-started`)));
+      while (!found) {
+        for (const id of existsSync(sandboxesDir) ? readdirSync(sandboxesDir) : []) {
+          const pid = (await runc.state({ id, netnsPath: "" }).catch(() => undefined))?.pid;
+          if (pid && existsSync(`/proc/${pid}/root/home/user/${marker}-started`)) found = { id, pid };
+        }
         const status = await p.api("GET", `/templates/${templateID}/builds/${buildID}/status`);
-        if (!rootfs && status.body.status === "error") throw new Error(status.body.reason.message);
-        if (!rootfs) await new Promise((r) => setTimeout(r, 50));
+        if (!found && status.body.status === "error") throw new Error(status.body.reason.message);
+        if (!found) await new Promise((r) => setTimeout(r, 50));
       }
       const refused = await p.api("DELETE", `/templates/${templateID}`);
       expect(refused.status).toBe(409);
@@ -410,7 +416,8 @@ describe.each(DIALECTS)("template API on %s", (dialect) => {
       expect(during.body.status).toBe("building");
     } finally {
       // let the step go whatever happened, so the build ends and its sandbox is removed
-      if (rootfs) writeFileSync(path.join(rootfs, "home/user", `${marker}-go`), "");
+      if (found)
+        execFileSync("nsenter", ["-t", String(found.pid), "-U", "-m", "touch", `/home/user/${marker}-go`]);
     }
 
     let status: Awaited<ReturnType<typeof p.api>>;
@@ -420,7 +427,7 @@ describe.each(DIALECTS)("template API on %s", (dialect) => {
     } while (status.body.status === "building");
     expect(status.body).toMatchObject({ status: "ready" });
     // the step's sandbox is gone, and so is every scratch directory this platform made for it
-    expect(existsSync(path.dirname(rootfs))).toBe(false);
+    expect(existsSync(path.join(sandboxesDir, found!.id))).toBe(false);
     const prefix = p.t.platform.config.networkPrefix;
     expect(
       readdirSync(path.join(TEST_DATA_DIR, "layers")).filter((n) => n.startsWith(`.staging-${prefix}-`)),
