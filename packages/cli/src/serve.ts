@@ -26,6 +26,7 @@ import { createProgress, type Progress } from "./output/progress.js";
 import { keepShippedTemplates } from "./serve-templates.js";
 import { stopSignal } from "./stop-signal.js";
 import { STORE_HELP, STORE_OPTIONS, storeLocation } from "./store-location.js";
+import { parsing } from "./usage.js";
 
 const DEFAULT_TLS_PORT = 3003;
 
@@ -173,7 +174,16 @@ export interface ServeOptions {
   logFormat?: LogFormat;
 }
 
-export function serveConfig(argv: string[]): ServeOptions {
+/**
+ * `x serve`'s options from its flags and the environment; a mistake in them is a usage error
+ * (exit 2), found before anything is set up. `command` names the command in messages (`x node`
+ * takes these options too).
+ */
+export function serveConfig(argv: string[], command = "x serve"): ServeOptions {
+  return parsing(command, () => readServeOptions(argv));
+}
+
+function readServeOptions(argv: string[]): ServeOptions {
   const { values } = parseArgs({
     args: argv,
     options: {
