@@ -539,19 +539,23 @@ export async function serve(argv: string[]): Promise<number> {
     runDemo && !templates.includes(CODE_INTERPRETER) ? [...templates, CODE_INTERPRETER] : templates;
   const installing = keepShippedTemplates(platform, { apiUrl, proxyUrl }, kept, processIo);
   if (runDemo) {
-    // the demo shows a create as users get it once the platform has warmed up
-    await platform.warmPool.whenFull().catch(() => undefined);
     // A key of its own, revoked afterwards, so the demo works on every start.
     const team = await platform.defaultTeam();
     const { key: demoKey, apiKey } = await platform.store.teams.createKey(team.id, "demo");
-    try {
+    const demos = (async () => {
+      // the demo shows a create as users get it once the platform has warmed up
+      await platform.warmPool.whenFull().catch(() => undefined);
       await demo(apiUrl, proxyUrl, demoKey);
       await installing;
       await platform.warmPool.whenFull().catch(() => undefined);
       await codeInterpreterDemo(apiUrl, proxyUrl, demoKey);
-    } finally {
-      await platform.store.teams.revokeKey(team.id, apiKey.id);
-    }
+    })();
+    // a stop does not wait for the demo (minutes while code-interpreter-v1 is built): what it
+    // was doing fails as the platform closes, and is not reported
+    const stopped = await Promise.race([demos.then(() => false), stop.requested.then(() => true)]).finally(
+      () => platform.store.teams.revokeKey(team.id, apiKey.id),
+    );
+    if (stopped) demos.catch(() => undefined);
   }
   await stop.requested;
   process.stdout.write("x: shutting down (sandboxes keep running and are adopted on the next start)\n");
