@@ -2344,11 +2344,25 @@ export const openapiDocument: Record<string, unknown> = {
         ],
         "operationId": "listTemplates",
         "summary": "List templates (legacy)",
-        "description": "Unpaginated list of the team's templates. Superseded by `GET /v2/templates`.",
+        "description": "Unpaginated list of the team's templates. Superseded by `GET /v2/templates`.\nWith `scope=usable` (an extension of this platform), also every template the team may\nuse but does not own: the platform's own (`base` and the templates that ship with it,\ninstalled by the system team) and other teams' public ones, each with its `owner`.\n",
         "deprecated": true,
         "parameters": [
           {
             "$ref": "#/components/parameters/teamIDQuery"
+          },
+          {
+            "name": "scope",
+            "in": "query",
+            "required": false,
+            "description": "Extension of this platform: `own` (the default, E2B's) lists the team's own\ntemplates; `usable` adds those it may use (the platform's, other teams' public ones).\n",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "own",
+                "usable"
+              ],
+              "default": "own"
+            }
           }
         ],
         "responses": {
@@ -6509,6 +6523,9 @@ export const openapiDocument: Record<string, unknown> = {
           "warmPool": {
             "$ref": "#/components/schemas/TemplateWarmPool"
           },
+          "owner": {
+            "$ref": "#/components/schemas/TemplateOwner"
+          },
           "templateID": {
             "type": "string"
           },
@@ -6652,8 +6669,20 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "buildStatus": {
             "$ref": "#/components/schemas/TemplateBuildStatus"
+          },
+          "owner": {
+            "$ref": "#/components/schemas/TemplateOwner"
           }
         }
+      },
+      "TemplateOwner": {
+        "type": "string",
+        "enum": [
+          "team",
+          "system",
+          "public"
+        ],
+        "description": "Extension of this platform: whose a template is, as the calling team sees it. `team`\nits own; `system` the platform's (`base` and the templates that ship with it), which\nevery team may use and none may change; `public` another team's, made public.\n"
       },
       "TemplateAliasResponse": {
         "type": "object",
