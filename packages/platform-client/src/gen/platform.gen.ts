@@ -1950,9 +1950,9 @@ export interface components {
         /**
          * @description The sandbox's own SOCKS5 proxy (`null` for none): after the allow/deny decision, every outbound TCP
          *     connection of the sandbox (any port) is tunnelled through it (RFC 1928, with RFC 1929 username and
-         *     password when given), by name (ATYP=domain, the proxy resolves it) when the platform knows the
-         *     connection's name (TLS SNI, HTTP Host, or the name the sandbox resolved), else by address. UDP (DNS,
-         *     QUIC) is not tunnelled. Fails closed: when the proxy is down, refuses or does not speak SOCKS5, the
+         *     password when given), by name (ATYP=domain, the proxy resolves it) when an allowed name (`allowOut`)
+         *     decided, else to the address the connection was let out by (ATYP=IPv4). UDP (DNS, QUIC) is not
+         *     tunnelled. Fails closed: when the proxy is down, refuses or does not speak SOCKS5, the
          *     sandbox's connection is reset, never sent directly. Header transforms (`rules`) still apply, their
          *     upstream connections tunnelled too. `address` is `host:port` (port 1-65535, host lower-cased on
          *     write) and must resolve, through the platform's resolvers, to no private, loopback, link-local, CGNAT
