@@ -15,6 +15,8 @@ const UNIT_TESTS_IN_TEST_DIRS = [
   "test/output-log.test.ts",
   // the API's limits over an orchestrator on a fake host (it imports the composition root)
   "test/team-limits.test.ts",
+  // the CLI's usage mistakes exit 2, before any store or platform is touched
+  "test/usage.test.ts",
 ];
 
 /** Tests beside the code that still need root, left to `pnpm test`, each with why. */

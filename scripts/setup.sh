@@ -9,9 +9,10 @@ PNPM_VERSION=$(node -p 'require("./package.json").packageManager.split("@")[1]')
 # Debian packages: the two sandbox runtimes, networking tools, the base-image builder,
 # OCI image tools for template imports and registry pulls, PostgreSQL for the store tests, tmux
 # for CLI tests, a registry and htpasswd for the registry template tests, Chromium for the web
-# console's browser tests (driven by playwright-core, which downloads no browser of its own).
+# console's browser tests (driven by playwright-core, which downloads no browser of its own),
+# Dante for the SOCKS5 egress proxy tests (an open SOCKS5 server as users run it).
 DEBS=(runc runsc tini iproute2 nftables e2fsprogs debootstrap skopeo umoci postgresql tmux openssl
-  docker-registry apache2-utils chromium)
+  docker-registry apache2-utils chromium dante-server)
 missing=()
 for pkg in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -24,6 +25,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   # the registry is for tests, which start their own on free ports: none serves on :5000
   if [[ " ${missing[*]} " == *" docker-registry "* ]] && [ -d /run/systemd/system ]; then
     systemctl disable --now docker-registry >/dev/null 2>&1 || true
+  fi
+  # so is Dante: the SOCKS5 tests start their own in a network namespace of theirs
+  if [[ " ${missing[*]} " == *" dante-server "* ]] && [ -d /run/systemd/system ]; then
+    systemctl disable --now danted >/dev/null 2>&1 || true
   fi
 fi
 

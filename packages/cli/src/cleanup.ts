@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { cleanUpLeftovers, createLogger, DEFAULTS, type PlatformConfig } from "@x/platform";
 import type { Io } from "./output/io.js";
 import { STORE_HELP, STORE_OPTIONS, storeLocation } from "./store-location.js";
+import { parsing } from "./usage.js";
 
 const HELP = `usage: x cleanup [options]
 
@@ -18,17 +19,19 @@ ${STORE_HELP}  --network-prefix P  its network prefix (X_NETWORK_PREFIX, default
 `;
 
 export async function cleanup(argv: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      ...STORE_OPTIONS,
-      "network-prefix": { type: "string" },
-      "network-cidr": { type: "string" },
-      name: { type: "string" },
-      help: { type: "boolean", short: "h", default: false },
-    },
-    strict: true,
-  });
+  const { values } = parsing("x cleanup", () =>
+    parseArgs({
+      args: argv,
+      options: {
+        ...STORE_OPTIONS,
+        "network-prefix": { type: "string" },
+        "network-cidr": { type: "string" },
+        name: { type: "string" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+      strict: true,
+    }),
+  );
   if (values.help) {
     io.out(HELP);
     return 0;

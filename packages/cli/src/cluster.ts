@@ -24,6 +24,7 @@ import { type Io, processIo } from "./output/io.js";
 import { table } from "./output/table.js";
 import { serveConfig } from "./serve.js";
 import { type StopSignal, stopSignal } from "./stop-signal.js";
+import { parsing, usageError } from "./usage.js";
 
 const NODE_HELP = `x node: run this host as a node of a cluster (sandboxes, warm pool, builds, volumes)
 
@@ -107,7 +108,17 @@ function nodeFlags(argv: string[]): { own: Record<string, string>; rest: string[
   return { own, rest };
 }
 
-function roleOptions(argv: string[], defaultPort: number, extra: Record<string, { type: "string" }> = {}) {
+/** A role's options; a mistake in them is a usage error (exit 2), found before anything starts. */
+function roleOptions(
+  command: string,
+  argv: string[],
+  defaultPort: number,
+  extra: Record<string, { type: "string" }> = {},
+) {
+  return parsing(command, () => readRoleOptions(argv, defaultPort, extra));
+}
+
+function readRoleOptions(argv: string[], defaultPort: number, extra: Record<string, { type: "string" }>) {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -151,7 +162,7 @@ async function runUntilStopped(
 }
 
 export async function api(argv: string[], io: Io = processIo): Promise<number> {
-  const o = roleOptions(argv, DEFAULTS.apiPort, {
+  const o = roleOptions("x api", argv, DEFAULTS.apiPort, {
     "node-timeout": { type: "string" },
     domain: { type: "string" },
     "proxy-port": { type: "string" },
@@ -159,18 +170,21 @@ export async function api(argv: string[], io: Io = processIo): Promise<number> {
   });
   if (o.help) return (io.out(API_HELP), 0);
   const domain = (o.values.domain as string | undefined) ?? process.env.X_DOMAIN ?? DEFAULTS.domain;
-  const proxyPortText = (o.values["proxy-port"] as string | undefined) ?? process.env.X_PROXY_PORT;
-  const proxyPort = proxyPortText === undefined ? DEFAULTS.proxyPort : Number(proxyPortText);
-  if (!Number.isInteger(proxyPort) || proxyPort < 1 || proxyPort > 65535)
-    throw new Error(`--proxy-port must be a port number, got ${proxyPortText}`);
-  const timeout = (o.values["node-timeout"] as string | undefined) ?? process.env.X_NODE_TIMEOUT;
+  const { proxyPort, timeout, databaseUrl } = parsing("x api", () => {
+    const proxyPortText = (o.values["proxy-port"] as string | undefined) ?? process.env.X_PROXY_PORT;
+    const proxyPort = proxyPortText === undefined ? DEFAULTS.proxyPort : Number(proxyPortText);
+    if (!Number.isInteger(proxyPort) || proxyPort < 1 || proxyPort > 65535)
+      throw new Error(`--proxy-port must be a port number, got ${proxyPortText}`);
+    const timeout = (o.values["node-timeout"] as string | undefined) ?? process.env.X_NODE_TIMEOUT;
+    if (timeout !== undefined && !(Number(timeout) > 0))
+      throw new Error(`--node-timeout must be a number of seconds, got ${timeout}`);
+    return { proxyPort, timeout, databaseUrl: requirePostgres(o.databaseUrl, "api") };
+  });
   const metricsTokenFile =
     (o.values["metrics-token-file"] as string | undefined) ?? process.env.X_METRICS_TOKEN_FILE;
-  if (timeout !== undefined && !(Number(timeout) > 0))
-    throw new Error(`--node-timeout must be a number of seconds, got ${timeout}`);
   const role = await startApiRole(
     {
-      databaseUrl: requirePostgres(o.databaseUrl, "api"),
+      databaseUrl,
       host: o.host,
       port: o.port,
       ...(timeout !== undefined ? { nodeTimeoutMs: Number(timeout) * 1000 } : {}),
@@ -184,7 +198,7 @@ export async function api(argv: string[], io: Io = processIo): Promise<number> {
 }
 
 export async function proxy(argv: string[], io: Io = processIo): Promise<number> {
-  const o = roleOptions(argv, DEFAULTS.proxyPort, {
+  const o = roleOptions("x proxy", argv, DEFAULTS.proxyPort, {
     domain: { type: "string" },
     "secrets-key-file": { type: "string" },
   });
@@ -192,9 +206,10 @@ export async function proxy(argv: string[], io: Io = processIo): Promise<number>
     (o.values["secrets-key-file"] as string | undefined) ?? process.env.X_SECRETS_KEY_FILE;
   if (o.help) return (io.out(PROXY_HELP), 0);
   const domain = (o.values.domain as string | undefined) ?? process.env.X_DOMAIN ?? DEFAULTS.domain;
+  const databaseUrl = parsing("x proxy", () => requirePostgres(o.databaseUrl, "proxy"));
   const role = await startProxyRole(
     {
-      databaseUrl: requirePostgres(o.databaseUrl, "proxy"),
+      databaseUrl,
       host: o.host,
       port: o.port,
       domain,
@@ -224,16 +239,17 @@ function describe(n: ClusterNode): string[] {
 }
 
 async function manage(command: string, argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: { "database-url": { type: "string" }, json: { type: "boolean", default: false } },
-    allowPositionals: true,
-    strict: true,
+  const { values, positionals, databaseUrl } = parsing(`x node ${command}`, () => {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      options: { "database-url": { type: "string" }, json: { type: "boolean", default: false } },
+      allowPositionals: true,
+      strict: true,
+    });
+    if (command !== "list" && !positionals[0]) throw new Error("name the node (x node list shows them)");
+    const url = requirePostgres(values["database-url"] ?? process.env.X_DATABASE_URL, `node ${command}`);
+    return { values, positionals, databaseUrl: url };
   });
-  const databaseUrl = requirePostgres(
-    values["database-url"] ?? process.env.X_DATABASE_URL,
-    `node ${command}`,
-  );
   const store = await openStore({ dataDir: "/nonexistent", databaseUrl });
   try {
     if (command === "list") {
@@ -248,11 +264,7 @@ async function manage(command: string, argv: string[], io: Io): Promise<number> 
         );
       return 0;
     }
-    const [name] = positionals;
-    if (!name) {
-      io.err(`x node ${command}: name the node (x node list shows them)\n`);
-      return 2;
-    }
+    const name = positionals[0]!;
     if (!(await store.nodes.setState(name, command === "drain" ? "draining" : "ready"))) {
       io.err(`x node ${command}: no node '${name}' that is up (x node list shows them)\n`);
       return 1;
@@ -271,25 +283,27 @@ async function manage(command: string, argv: string[], io: Io): Promise<number> 
 export async function node(argv: string[], io: Io = processIo): Promise<number> {
   const [first, ...rest] = argv;
   if (first === "list" || first === "drain" || first === "undrain") return manage(first, rest, io);
-  const { own, rest: serveArgs } = nodeFlags(argv);
+  const { own, rest: serveArgs } = parsing("x node", () => nodeFlags(argv));
   // nodes serve no HTTPS of their own: the proxies are the sandbox domain's face
   if (!serveArgs.some((a) => a === "--tls-port" || a.startsWith("--tls-port=")))
     serveArgs.push("--tls-port", "off");
-  const { config, help, logLevel, logFormat } = serveConfig(serveArgs);
+  const { config, help, logLevel, logFormat } = serveConfig(serveArgs, "x node");
   if (help) return (io.out(NODE_HELP), 0);
   const env = process.env;
   const secret = own["cluster-secret"] ?? env.X_CLUSTER_SECRET;
-  if (!secret) throw new Error("x node needs the cluster's secret: --cluster-secret S (X_CLUSTER_SECRET)");
+  if (!secret)
+    throw usageError("x node", "it needs the cluster's secret: --cluster-secret S (X_CLUSTER_SECRET)");
+  parsing("x node", () => requirePostgres(config.databaseUrl, "node"));
   const name = own.name ?? env.X_NODE_NAME ?? os.hostname();
   if (!/^[a-z0-9][a-z0-9.-]{0,62}$/i.test(name))
-    throw new Error(`--name must be a host-like name, got ${name}`);
+    throw usageError("x node", `--name must be a host-like name, got ${name}`);
   const advertise =
     own.advertise ??
     env.X_ADVERTISE ??
     (config.host === "0.0.0.0" || config.host === "::" ? os.hostname() : config.host);
   const maxText = own["max-sandboxes"] ?? env.X_MAX_SANDBOXES;
   if (maxText !== undefined && !/^[1-9]\d*$/.test(maxText))
-    throw new Error(`--max-sandboxes must be a whole number ≥ 1, got ${maxText}`);
+    throw usageError("x node", `--max-sandboxes must be a whole number ≥ 1, got ${maxText}`);
   const layerStore = own["layer-store"] ?? env.X_LAYER_STORE;
   const stop = stopSignal();
   const platform = await startPlatform(

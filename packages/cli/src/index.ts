@@ -6,6 +6,7 @@ import { volume } from "./commands/volume.js";
 import { webhook } from "./commands/webhook.js";
 import { CliError, explain } from "./connection.js";
 import { type Io, processIo } from "./output/io.js";
+import { isParseArgsError, USAGE_EXIT, usageError } from "./usage.js";
 
 export { CliError } from "./connection.js";
 export type { Io } from "./output/io.js";
@@ -75,10 +76,10 @@ async function dispatch(command: string | undefined, rest: string[], io: Io): Pr
     case "--help":
     case "-h":
       (command === undefined ? io.err : io.out)(USAGE);
-      return command === undefined ? 1 : 0;
+      return command === undefined ? USAGE_EXIT : 0;
     default:
       io.err(`x: unknown command '${command}'\n${USAGE}`);
-      return 2;
+      return USAGE_EXIT;
   }
 }
 
@@ -88,9 +89,11 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   try {
     return await dispatch(command, rest, io);
   } catch (err) {
-    if (err instanceof CliError) {
-      io.err(`${err.message}\n`);
-      return err.exitCode;
+    // a flag no command knows is a usage mistake wherever it was parsed
+    const failure = isParseArgsError(err) ? usageError(`x ${command}`, (err as Error).message) : err;
+    if (failure instanceof CliError) {
+      io.err(`${failure.message}\n`);
+      return failure.exitCode;
     }
     if (["sandbox", "template", "snapshot", "volume", "secret", "webhook"].includes(command ?? "")) {
       io.err(`x ${command}: ${explain(err)}\n`);

@@ -26,6 +26,7 @@ import { createProgress, type Progress } from "./output/progress.js";
 import { keepShippedTemplates } from "./serve-templates.js";
 import { stopSignal } from "./stop-signal.js";
 import { STORE_HELP, STORE_OPTIONS, storeLocation } from "./store-location.js";
+import { parsing } from "./usage.js";
 
 const DEFAULT_TLS_PORT = 3003;
 
@@ -173,7 +174,16 @@ export interface ServeOptions {
   logFormat?: LogFormat;
 }
 
-export function serveConfig(argv: string[]): ServeOptions {
+/**
+ * `x serve`'s options from its flags and the environment; a mistake in them is a usage error
+ * (exit 2), found before anything is set up. `command` names the command in messages (`x node`
+ * takes these options too).
+ */
+export function serveConfig(argv: string[], command = "x serve"): ServeOptions {
+  return parsing(command, () => readServeOptions(argv));
+}
+
+function readServeOptions(argv: string[]): ServeOptions {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -529,19 +539,23 @@ export async function serve(argv: string[]): Promise<number> {
     runDemo && !templates.includes(CODE_INTERPRETER) ? [...templates, CODE_INTERPRETER] : templates;
   const installing = keepShippedTemplates(platform, { apiUrl, proxyUrl }, kept, processIo);
   if (runDemo) {
-    // the demo shows a create as users get it once the platform has warmed up
-    await platform.warmPool.whenFull().catch(() => undefined);
     // A key of its own, revoked afterwards, so the demo works on every start.
     const team = await platform.defaultTeam();
     const { key: demoKey, apiKey } = await platform.store.teams.createKey(team.id, "demo");
-    try {
+    const demos = (async () => {
+      // the demo shows a create as users get it once the platform has warmed up
+      await platform.warmPool.whenFull().catch(() => undefined);
       await demo(apiUrl, proxyUrl, demoKey);
       await installing;
       await platform.warmPool.whenFull().catch(() => undefined);
       await codeInterpreterDemo(apiUrl, proxyUrl, demoKey);
-    } finally {
-      await platform.store.teams.revokeKey(team.id, apiKey.id);
-    }
+    })();
+    // a stop does not wait for the demo (minutes while code-interpreter-v1 is built): what it
+    // was doing fails as the platform closes, and is not reported
+    const stopped = await Promise.race([demos.then(() => false), stop.requested.then(() => true)]).finally(
+      () => platform.store.teams.revokeKey(team.id, apiKey.id),
+    );
+    if (stopped) demos.catch(() => undefined);
   }
   await stop.requested;
   process.stdout.write("x: shutting down (sandboxes keep running and are adopted on the next start)\n");

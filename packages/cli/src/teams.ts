@@ -4,6 +4,7 @@ import { CliError } from "./connection.js";
 import { type Io, processIo } from "./output/io.js";
 import { fields, table } from "./output/table.js";
 import { STORE_HELP, STORE_OPTIONS, storeLocation } from "./store-location.js";
+import { parsing, USAGE_EXIT, usageError } from "./usage.js";
 
 const HELP = `x team: the platform's teams, directly in its store (run on the platform's host)
 
@@ -73,9 +74,7 @@ export function parseLimit(flag: string, raw: string): number | null {
 
 const shownLimit = (n: number | null) => (n === null ? "platform's" : String(n));
 
-async function teamNamed(store: Store, ref: string | undefined, command: string): Promise<Team> {
-  if (!ref)
-    throw new CliError(`${command}: name a TEAM (its ID, namespace or name; 'x team list' shows them)`, 2);
+async function teamNamed(store: Store, ref: string, command: string): Promise<Team> {
   const team = await store.teams.findTeam(ref);
   if (!team || team.namespace === SYSTEM_NAMESPACE)
     throw new CliError(`${command}: no team '${ref}' ('x team list' shows them)`);
@@ -98,33 +97,74 @@ async function holdings(store: Store, team: Team): Promise<string[]> {
   return held.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`);
 }
 
-async function run(store: Store, argv: string[], io: Pick<Io, "out" | "err">): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: {
-      ...STORE_OPTIONS,
-      namespace: { type: "string" },
-      ...Object.fromEntries(Object.keys(LIMIT_FLAGS).map((flag) => [flag, { type: "string" as const }])),
-      json: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h", default: false },
-    },
-    allowPositionals: true,
-    strict: true,
-  });
+type TeamValues = Record<string, string | boolean | undefined>;
+
+function parseTeamArgs(argv: string[]): { values: TeamValues; command?: string; args: string[] } {
+  const { values, positionals } = parsing("x team", () =>
+    parseArgs({
+      args: argv,
+      options: {
+        ...STORE_OPTIONS,
+        namespace: { type: "string" },
+        ...Object.fromEntries(Object.keys(LIMIT_FLAGS).map((flag) => [flag, { type: "string" as const }])),
+        json: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+      allowPositionals: true,
+      strict: true,
+    }),
+  );
   const [command, ...args] = positionals;
-  const print = (value: unknown, text: string) =>
-    io.out(values.json ? `${JSON.stringify(value, null, 2)}\n` : text);
+  return { values, ...(command !== undefined ? { command } : {}), args };
+}
+
+/** A usage mistake in the subcommand or its arguments, found before the store is opened. */
+function checkUsage(command: string, args: string[], values: TeamValues): void {
   switch (command) {
     case "create": {
       const [name] = args;
       if (!name || name.length > 100)
-        throw new CliError("x team create: give the team a NAME of 1 to 100 characters", 2);
-      const namespace = values.namespace ?? namespaceFrom(name);
+        throw usageError("x team create", "give the team a NAME of 1 to 100 characters");
+      const namespace = (values.namespace as string | undefined) ?? namespaceFrom(name);
       if (!NAMESPACE.test(namespace) || namespace === SYSTEM_NAMESPACE)
-        throw new CliError(
-          `x team create: namespace '${namespace}' must be 1 to 63 of a-z, 0-9, '_' and '-', and not '${SYSTEM_NAMESPACE}' (--namespace NS)`,
-          2,
+        throw usageError(
+          "x team create",
+          `namespace '${namespace}' must be 1 to 63 of a-z, 0-9, '_' and '-', and not '${SYSTEM_NAMESPACE}' (--namespace NS)`,
         );
+      return;
+    }
+    case "list":
+      return;
+    case "limits":
+    case "rm":
+      if (!args[0])
+        throw usageError(
+          `x team ${command}`,
+          "name a TEAM (its ID, namespace or name; 'x team list' shows them)",
+        );
+      if (command === "limits") {
+        for (const flag of Object.keys(LIMIT_FLAGS)) {
+          const raw = values[flag];
+          if (typeof raw === "string") parseLimit(flag, raw);
+        }
+      }
+      return;
+    default:
+      throw usageError("x team", `unknown command '${command}' (create, list, limits or rm)`);
+  }
+}
+
+async function run(
+  store: Store,
+  { values, command, args }: { values: TeamValues; command: string; args: string[] },
+  io: Pick<Io, "out" | "err">,
+): Promise<number> {
+  const print = (value: unknown, text: string) =>
+    io.out(values.json ? `${JSON.stringify(value, null, 2)}\n` : text);
+  switch (command) {
+    case "create": {
+      const name = args[0]!;
+      const namespace = (values.namespace as string | undefined) ?? namespaceFrom(name);
       if (await store.teams.findTeam(namespace))
         throw new CliError(`x team create: a team with namespace '${namespace}' exists (--namespace NS)`);
       const team = await store.teams.createTeam(name, namespace);
@@ -153,10 +193,10 @@ async function run(store: Store, argv: string[], io: Pick<Io, "out" | "err">): P
       return 0;
     }
     case "limits": {
-      const team = await teamNamed(store, args[0], "x team limits");
+      const team = await teamNamed(store, args[0]!, "x team limits");
       const changes: Partial<TeamLimits> = {};
       for (const [flag, limit] of Object.entries(LIMIT_FLAGS)) {
-        const raw = values[flag as keyof typeof values];
+        const raw = values[flag];
         if (typeof raw === "string") changes[limit] = parseLimit(flag, raw);
       }
       const after = (await store.teams.setLimits(team.id, changes)) ?? team;
@@ -170,7 +210,7 @@ async function run(store: Store, argv: string[], io: Pick<Io, "out" | "err">): P
       return 0;
     }
     case "rm": {
-      const team = await teamNamed(store, args[0], "x team rm");
+      const team = await teamNamed(store, args[0]!, "x team rm");
       const held = await holdings(store, team);
       if (held.length > 0)
         throw new CliError(
@@ -181,12 +221,7 @@ async function run(store: Store, argv: string[], io: Pick<Io, "out" | "err">): P
       return 0;
     }
     default:
-      if (values.help || !command) {
-        (values.help ? io.out : io.err)(HELP);
-        return values.help ? 0 : 2;
-      }
-      io.err(`x team: unknown command '${command}'\n${HELP}`);
-      return 2;
+      throw new Error(`unknown team command '${command}'`);
   }
 }
 
@@ -194,12 +229,17 @@ async function run(store: Store, argv: string[], io: Pick<Io, "out" | "err">): P
 export async function team(argv: string[], io: Pick<Io, "out" | "err"> = processIo): Promise<number> {
   if (argv.length === 0 || argv.includes("--help") || argv.includes("-h")) {
     (argv.length === 0 ? io.err : io.out)(HELP);
-    return argv.length === 0 ? 2 : 0;
+    return argv.length === 0 ? USAGE_EXIT : 0;
   }
-  const location = parseArgs({ args: argv, options: STORE_OPTIONS, strict: false }).values;
-  const store = await openStore(storeLocation(location as { "data-dir"?: string; "database-url"?: string }));
+  const { values, command, args } = parseTeamArgs(argv);
+  if (command === undefined) {
+    io.err(HELP);
+    return USAGE_EXIT;
+  }
+  checkUsage(command, args, values);
+  const store = await openStore(storeLocation(values as { "data-dir"?: string; "database-url"?: string }));
   try {
-    return await run(store, argv, io);
+    return await run(store, { values, command, args }, io);
   } finally {
     await store.close();
   }

@@ -17,16 +17,29 @@ export const templateKeys = {
   tags: (id: string) => ["templates", "detail", id, "tags"] as const,
 };
 
-/** The name a template is shown by: its first name, else its ID. */
-export function templateLabel(t: { names?: string[]; aliases?: string[]; templateID: string }): string {
+export type TemplateOwner = Schemas["TemplateOwner"];
+
+/**
+ * The name a template is shown by: its first name, else its ID; the platform's own by the bare
+ * name every team creates them by (`base`, not `system/base`).
+ */
+export function templateLabel(t: {
+  names?: string[];
+  aliases?: string[];
+  templateID: string;
+  owner?: TemplateOwner;
+}): string {
+  if (t.owner === "system" && t.aliases?.[0]) return t.aliases[0];
   return t.names?.[0] ?? t.aliases?.[0] ?? t.templateID;
 }
 
+/** The templates the team may use: its own, then the platform's, then other teams' public ones. */
 export function useTemplates() {
   const { client } = useApi();
   return useQuery({
     queryKey: templateKeys.list,
-    queryFn: ({ signal }) => unwrap(client.GET("/templates", { signal })),
+    queryFn: ({ signal }) =>
+      unwrap(client.GET("/templates", { params: { query: { scope: "usable" } }, signal })),
     refetchInterval: 5000,
   });
 }

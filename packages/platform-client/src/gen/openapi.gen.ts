@@ -2344,11 +2344,25 @@ export const openapiDocument: Record<string, unknown> = {
         ],
         "operationId": "listTemplates",
         "summary": "List templates (legacy)",
-        "description": "Unpaginated list of the team's templates. Superseded by `GET /v2/templates`.",
+        "description": "Unpaginated list of the team's templates. Superseded by `GET /v2/templates`.\nWith `scope=usable` (an extension of this platform), also every template the team may\nuse but does not own: the platform's own (`base` and the templates that ship with it,\ninstalled by the system team) and other teams' public ones, each with its `owner`.\n",
         "deprecated": true,
         "parameters": [
           {
             "$ref": "#/components/parameters/teamIDQuery"
+          },
+          {
+            "name": "scope",
+            "in": "query",
+            "required": false,
+            "description": "Extension of this platform: `own` (the default, E2B's) lists the team's own\ntemplates; `usable` adds those it may use (the platform's, other teams' public ones).\n",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "own",
+                "usable"
+              ],
+              "default": "own"
+            }
           }
         ],
         "responses": {
@@ -4929,7 +4943,7 @@ export const openapiDocument: Record<string, unknown> = {
       "SandboxEgressProxyConfig": {
         "type": "object",
         "nullable": true,
-        "description": "The sandbox's own SOCKS5 proxy (`null` for none): after the allow/deny decision, every outbound TCP\nconnection of the sandbox (any port) is tunnelled through it (RFC 1928, with RFC 1929 username and\npassword when given), by name (ATYP=domain, the proxy resolves it) when the platform knows the\nconnection's name (TLS SNI, HTTP Host, or the name the sandbox resolved), else by address. UDP (DNS,\nQUIC) is not tunnelled. Fails closed: when the proxy is down, refuses or does not speak SOCKS5, the\nsandbox's connection is reset, never sent directly. Header transforms (`rules`) still apply, their\nupstream connections tunnelled too. `address` is `host:port` (port 1-65535, host lower-cased on\nwrite) and must resolve, through the platform's resolvers, to no private, loopback, link-local, CGNAT\nor 0.0.0.0/8 address unless the operator opened it (`--allow-internal`); a password needs a username;\nusername and password at most 255 bytes each. Refusals are 400 `Invalid egress proxy config: <reason>`.\nThe password is kept sealed and never returned: reads show `{address, username}`.\n",
+        "description": "The sandbox's own SOCKS5 proxy (`null` for none): after the allow/deny decision, every outbound TCP\nconnection of the sandbox (any port) is tunnelled through it (RFC 1928, with RFC 1929 username and\npassword when given), by name (ATYP=domain, the proxy resolves it) when an allowed name (`allowOut`)\ndecided, else to the address the connection was let out by (ATYP=IPv4). UDP (DNS, QUIC) is not\ntunnelled. Fails closed: when the proxy is down, refuses or does not speak SOCKS5, the\nsandbox's connection is reset, never sent directly. Header transforms (`rules`) still apply, their\nupstream connections tunnelled too. `address` is `host:port` (port 1-65535, host lower-cased on\nwrite) and must resolve, through the platform's resolvers, to no private, loopback, link-local, CGNAT\nor 0.0.0.0/8 address unless the operator opened it (`--allow-internal`); a password needs a username;\nusername and password at most 255 bytes each. Refusals are 400 `Invalid egress proxy config: <reason>`.\nThe password is kept sealed and never returned: reads show `{address, username}`.\n",
         "required": [
           "address"
         ],
@@ -6509,6 +6523,9 @@ export const openapiDocument: Record<string, unknown> = {
           "warmPool": {
             "$ref": "#/components/schemas/TemplateWarmPool"
           },
+          "owner": {
+            "$ref": "#/components/schemas/TemplateOwner"
+          },
           "templateID": {
             "type": "string"
           },
@@ -6652,8 +6669,20 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "buildStatus": {
             "$ref": "#/components/schemas/TemplateBuildStatus"
+          },
+          "owner": {
+            "$ref": "#/components/schemas/TemplateOwner"
           }
         }
+      },
+      "TemplateOwner": {
+        "type": "string",
+        "enum": [
+          "team",
+          "system",
+          "public"
+        ],
+        "description": "Extension of this platform: whose a template is, as the calling team sees it. `team`\nits own; `system` the platform's (`base` and the templates that ship with it), which\nevery team may use and none may change; `public` another team's, made public.\n"
       },
       "TemplateAliasResponse": {
         "type": "object",

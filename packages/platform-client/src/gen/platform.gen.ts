@@ -885,6 +885,9 @@ export interface paths {
          * List templates (legacy)
          * @deprecated
          * @description Unpaginated list of the team's templates. Superseded by `GET /v2/templates`.
+         *     With `scope=usable` (an extension of this platform), also every template the team may
+         *     use but does not own: the platform's own (`base` and the templates that ship with it,
+         *     installed by the system team) and other teams' public ones, each with its `owner`.
          */
         get: operations["listTemplates"];
         put?: never;
@@ -1947,9 +1950,9 @@ export interface components {
         /**
          * @description The sandbox's own SOCKS5 proxy (`null` for none): after the allow/deny decision, every outbound TCP
          *     connection of the sandbox (any port) is tunnelled through it (RFC 1928, with RFC 1929 username and
-         *     password when given), by name (ATYP=domain, the proxy resolves it) when the platform knows the
-         *     connection's name (TLS SNI, HTTP Host, or the name the sandbox resolved), else by address. UDP (DNS,
-         *     QUIC) is not tunnelled. Fails closed: when the proxy is down, refuses or does not speak SOCKS5, the
+         *     password when given), by name (ATYP=domain, the proxy resolves it) when an allowed name (`allowOut`)
+         *     decided, else to the address the connection was let out by (ATYP=IPv4). UDP (DNS, QUIC) is not
+         *     tunnelled. Fails closed: when the proxy is down, refuses or does not speak SOCKS5, the
          *     sandbox's connection is reset, never sent directly. Header transforms (`rules`) still apply, their
          *     upstream connections tunnelled too. `address` is `host:port` (port 1-65535, host lower-cased on
          *     write) and must resolve, through the platform's resolvers, to no private, loopback, link-local, CGNAT
@@ -2452,6 +2455,7 @@ export interface components {
             lastSpawnedAt: string | null;
             memoryMB: components["schemas"]["MemoryMB"];
             names: string[];
+            owner?: components["schemas"]["TemplateOwner"];
             public: boolean;
             /** Format: int64 */
             spawnCount: number;
@@ -2566,6 +2570,13 @@ export interface components {
          * @enum {string}
          */
         TemplateBuildStatus: "building" | "waiting" | "ready" | "error";
+        /**
+         * @description Extension of this platform: whose a template is, as the calling team sees it. `team`
+         *     its own; `system` the platform's (`base` and the templates that ship with it), which
+         *     every team may use and none may change; `public` another team's, made public.
+         * @enum {string}
+         */
+        TemplateOwner: "team" | "system" | "public";
         TemplateRequestResponseV3: {
             /** @deprecated */
             aliases: string[];
@@ -2642,6 +2653,7 @@ export interface components {
             names: string[];
             /** @description Extension of this platform. Cursor of the next page of builds (same value as the `X-Next-Token` header); `null` on the last page. */
             nextToken: string | null;
+            owner?: components["schemas"]["TemplateOwner"];
             /** @description true when any team may use the template; false when only the owning team may. */
             public: boolean;
             /**
@@ -4486,6 +4498,11 @@ export interface operations {
     listTemplates: {
         parameters: {
             query?: {
+                /**
+                 * @description Extension of this platform: `own` (the default, E2B's) lists the team's own
+                 *     templates; `usable` adds those it may use (the platform's, other teams' public ones).
+                 */
+                scope?: "own" | "usable";
                 /**
                  * @deprecated
                  * @description Ignored; the team is taken from the API key. Accepted for compatibility.

@@ -58,9 +58,9 @@ interface Failure {
  *
  * Every TCP connection of a sandbox with its own SOCKS5 proxy (`network.egressProxy`) comes
  * here too: the same decision is taken, then what is let out (intercepted or not) goes through
- * that proxy, by name (ATYP=domain) when the connection's name is known and its address cannot
- * decide otherwise, else by address; a proxy that is down, refuses or is no SOCKS5 proxy gets
- * the sandbox's connection reset, never sent directly.
+ * that proxy, by name (ATYP=domain) when an allowed name decided, else to the address it was
+ * let out by; a proxy that is down, refuses or is no SOCKS5 proxy gets the sandbox's
+ * connection reset, never sent directly.
  */
 export class EgressProxy {
   private server?: net.Server;
@@ -166,10 +166,11 @@ export class EgressProxy {
       return deny(`not an allowed name (${named ? "named in the connection" : "resolved"})`, name);
     }
     const allowedBy = pattern ? `allowOut ${pattern}` : byAddress!.rule;
-    // through the sandbox's proxy by name only when the name decided, or no address is denied
-    // (the proxy resolves a name, so an address rule could not hold)
-    const byName = (n: string | undefined) =>
-      n !== undefined && (pattern !== undefined || sandbox.rules.deny.length === 0) ? n : undefined;
+    // through the sandbox's proxy by name (ATYP=domain, the proxy resolves it) only when the
+    // name decided; a connection its address let out goes to that address, the one the rules
+    // and the private ranges were checked against: a name it merely carries (a Host header or
+    // SNI the sandbox wrote, a name the proxy's resolver may not know) is never sent
+    const byName = (n: string | undefined) => (pattern !== undefined ? n : undefined);
     const via = socks ? `, via SOCKS5 ${socks.address}` : "";
     const tunnelFailed = (f: Failure, what = allowedBy) =>
       `${what}, but the SOCKS5 proxy ${socks?.address} failed: ${f.reason ?? "no answer"}`;

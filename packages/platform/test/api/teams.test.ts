@@ -327,6 +327,72 @@ describe.each(DIALECTS)("teams on %s", (dialect) => {
     expect((await api.request("GET", `/teams/${team}/metrics/max`)).status).toBe(400);
   });
 
+  it("lists, with scope=usable, the platform's templates and other teams' public ones, marked by owner", async () => {
+    const store = api.t.platform.store;
+    // another team's templates, one public and one private, on base's own layers
+    const base = await store.templates.resolveAlias({ name: "base" }, api.other.team);
+    const baseBuild = await store.templates.buildForTag(base!.id);
+    const made: string[] = [];
+    const template = async (alias: string, isPublic: boolean) => {
+      const t = await store.templates.createTemplate(api.other.team.id, { public: isPublic });
+      made.push(t.id);
+      await store.templates.addAlias(api.other.team.namespace, alias, t.id);
+      const { id: _, createdAt: _c, updatedAt: _u, ...build } = baseBuild!;
+      await store.templates.createBuild({ ...build, templateId: t.id });
+      return t.id;
+    };
+    const shared = await template("shared", true);
+    const hidden = await template("hidden", false);
+    const own = (await api.request("POST", "/v3/templates", { body: { name: "mine-listed" } })).body;
+    try {
+      // E2B's answer stays the team's own
+      const plain = (await api.request("GET", "/templates")).body as Array<{
+        templateID: string;
+        owner: string;
+      }>;
+      expect(plain.map((t) => t.templateID)).toContain(own.templateID);
+      expect(plain.map((t) => t.templateID)).not.toContain(base!.id);
+      expect(new Set(plain.map((t) => t.owner))).toEqual(new Set(["team"]));
+
+      const usable = (await api.request("GET", "/templates?scope=usable")).body as Array<{
+        templateID: string;
+        owner: string;
+        names: string[];
+        public: boolean;
+        buildStatus: string;
+      }>;
+      const byId = new Map(usable.map((t) => [t.templateID, t]));
+      expect(byId.get(own.templateID)).toMatchObject({ owner: "team", names: ["default/mine-listed"] });
+      expect(byId.get(base!.id)).toMatchObject({
+        owner: "system",
+        names: ["system/base"],
+        buildStatus: "ready",
+      });
+      expect(byId.get(shared)).toMatchObject({ owner: "public", names: ["other/shared"], public: true });
+      expect(byId.has(hidden)).toBe(false);
+      // the team's own first, then the platform's, then other teams'
+      const order = usable.map((t) => t.owner);
+      expect(order).toEqual(
+        [...order].sort(
+          (a, b) => ["team", "system", "public"].indexOf(a) - ["team", "system", "public"].indexOf(b),
+        ),
+      );
+      expect((await api.request("GET", "/templates?scope=everything")).status).toBe(400);
+
+      // with its builds, and whose it is
+      const detail = (await api.request("GET", `/templates/${base!.id}`)).body;
+      expect(detail).toMatchObject({
+        owner: "system",
+        builds: [expect.objectContaining({ status: "ready" })],
+      });
+      expect((await api.request("GET", `/templates/${shared}`)).body.owner).toBe("public");
+      expect((await api.request("GET", `/templates/${own.templateID}`)).body.owner).toBe("team");
+    } finally {
+      await api.request("DELETE", `/templates/${own.templateID}`);
+      for (const id of made) await api.request("DELETE", `/templates/${id}`, { key: api.other.key });
+    }
+  });
+
   it("refuses a second team every operation on the first team's resources, and changes nothing", async () => {
     const store = api.t.platform.store;
     const team = await store.teams.defaultTeam();

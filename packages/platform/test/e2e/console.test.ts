@@ -1,8 +1,8 @@
 /**
  * The web console in a real browser: Chromium from Debian driven by playwright-core against a
- * platform that serves the built console (`pnpm build`), as a person uses it: sign in, watch a
- * sandbox appear, open its terminal and run a command, upload and edit a file, pause, resume,
- * snapshot and kill, follow a build's log, make a key and a token, a volume, a webhook, and
+ * platform that serves the built console (`pnpm build`), as a person uses it: sign in, find the
+ * templates shipped with the platform, watch a sandbox appear, open its terminal and run a
+ * command, upload and edit a file, pause, resume, snapshot and kill, follow a build's log, make a key and a token, a volume, a webhook, and
  * `e2b auth login` through the console's page. Every result is checked through the API too;
  * a screenshot of each page is written (paths in the output). One runtime is enough here.
  */
@@ -110,6 +110,29 @@ describeWithConsole("the web console in Chromium", () => {
     expect(await page.getByRole("alert").textContent()).toMatch(/401/);
     await screenshot(page, "01-sign-in-refused");
     await signIn(t.apiKey);
+    await page.getByRole("heading", { name: "Sandboxes" }).waitFor();
+  });
+
+  it("lists the platform's templates to a team with none of its own, marked as shipped, with their builds", async () => {
+    // the team owns no template yet, and its sandboxes start from base
+    expect((await api("/templates")).body).toEqual([]);
+    const baseID = (await api("/templates/aliases/base")).body.templateID as string;
+    const { builds } = (await api(`/templates/${baseID}`)).body as { builds: Array<{ buildID: string }> };
+    await page.getByTestId("nav-templates").click();
+    const row = page.getByTestId("template-row-base");
+    await row.waitFor();
+    expect(await row.textContent()).toContain("shipped");
+    expect(await page.getByText("No templates yet").count()).toBe(0);
+    // it may be used, not changed, from here
+    expect(await row.getByRole("button", { name: /Delete/ }).count()).toBe(0);
+    await row.getByRole("link", { name: "base", exact: true }).click();
+    await page.waitForURL(new RegExp(`/console/templates/${baseID}$`));
+    await page.getByTestId(`build-row-${builds[0]!.buildID}`).waitFor();
+    expect(await page.getByTestId("template-not-owned").textContent()).toMatch(/^Shipped with the platform/);
+    expect(await page.getByTestId("template-delete").count()).toBe(0);
+    expect(await page.getByTestId("template-visibility").count()).toBe(0);
+    await screenshot(page, "01b-templates-shipped");
+    await page.getByTestId("nav-sandboxes").click();
     await page.getByRole("heading", { name: "Sandboxes" }).waitFor();
   });
 

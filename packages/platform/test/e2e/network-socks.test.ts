@@ -2,14 +2,18 @@
  * A sandbox's own SOCKS5 proxy (`network.egressProxy`) through the public e2b client, under
  * both runtimes, against a fake internet of the test's own holding SOCKS5 servers
  * (fixtures/socks5-server.cjs: one open, one asking for a username and password) that log
- * what they are asked for: HTTP and HTTPS reach the echo server from the SOCKS server's
- * address, by name (ATYP=domain) when the request named one; wrong credentials or a stopped
+ * what they are asked for, and Debian's Dante without authentication, as users run it: HTTP,
+ * HTTPS and other TCP reach the echo server from the SOCKS server's address, by name
+ * (ATYP=domain) when an allowed name decided, else by the address they were let out by (so a
+ * proxy whose resolver knows none of the names carries them); wrong credentials or a stopped
  * proxy fail the sandbox's connection and nothing goes out directly; what is denied stays
  * denied; the password is never shown; an update without the proxy sends traffic directly
  * again; header transforms still apply, their upstream through the proxy; the proxy and its
  * password kept across pause and resume; E2B's 400s for private, loopback and malformed proxies.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { Sandbox } from "e2b";
 import { command } from "../../src/lib/command.js";
@@ -81,16 +85,84 @@ class SocksServer {
   }
 }
 
+/**
+ * Debian's Dante (`danted`, dante-server), open (no authentication), on SOCKS:port inside the
+ * fake internet, connecting out from SOCKS. It resolves names itself, with a resolver that
+ * knows none of the zone's (nothing answers at 127.0.0.1 there: a resolv.conf of its own,
+ * bound over /etc/resolv.conf in the mount namespace `ip netns exec` gives it), as a proxy on
+ * another network whose DNS does not know a name the platform's does.
+ */
+class Dante {
+  private child?: ChildProcess;
+  private dir?: string;
+  log = "";
+
+  constructor(readonly port: number) {}
+
+  async start(): Promise<void> {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "sk-dante-"));
+    this.dir = dir;
+    writeFileSync(path.join(dir, "resolv.conf"), "nameserver 127.0.0.1\n");
+    writeFileSync(
+      path.join(dir, "danted.conf"),
+      [
+        "logoutput: stderr",
+        `internal: ${SOCKS} port = ${this.port}`,
+        `external: ${SOCKS}`,
+        "clientmethod: none",
+        "socksmethod: none",
+        "user.privileged: root",
+        "user.unprivileged: nobody",
+        "client pass {\n  from: 0.0.0.0/0 to: 0.0.0.0/0\n  log: error\n}",
+        "socks pass {\n  from: 0.0.0.0/0 to: 0.0.0.0/0\n  command: connect\n  log: connect error\n}",
+        "",
+      ].join("\n"),
+    );
+    const script = `mount --bind ${dir}/resolv.conf /etc/resolv.conf && exec danted -f ${dir}/danted.conf -p ${dir}/danted.pid`;
+    const child = spawn("ip", ["netns", "exec", outside.netns, "sh", "-c", script], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    this.child = child;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`Dante did not start: ${this.log}`)), 10_000);
+      child.stderr!.on("data", (chunk: Buffer) => {
+        this.log += chunk.toString();
+        if (/Dante\/server\S* v[\d.]+ running/.test(this.log)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once("exit", () => reject(new Error(`Dante exited: ${this.log}`)));
+    });
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once("exit", r));
+      // danted's children follow their parent on SIGTERM
+      child.kill("SIGTERM");
+      await exited;
+    }
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
+    this.dir = undefined;
+  }
+}
+
 const open = new SocksServer(1080);
 const guarded = new SocksServer(1081, { username: "alice", password: PASSWORD });
+const dante = new Dante(1082);
 
 beforeAll(async () => {
   await outside.start();
   await command("ip", ["-n", outside.netns, "addr", "add", `${SOCKS}/32`, "dev", "lo"]);
   await open.start();
   await guarded.start();
+  await dante.start();
 });
 afterAll(async () => {
+  await dante.stop();
   await open.stop();
   await guarded.stop();
   await outside.stop();
@@ -123,7 +195,7 @@ describe.each(["runc", "runsc"] as const)("SOCKS5 egress proxy on %s", (runtime)
     await t.stop();
   });
 
-  it("tunnels HTTP, HTTPS and other TCP through the proxy, by name when named; fails closed when it stops; an update without it goes direct", async () => {
+  it("tunnels HTTP, HTTPS and other TCP through the proxy, by address unless an allowed name decided; fails closed when it stops; an update without it goes direct", async () => {
     const sandbox = await Sandbox.create({ network: { egressProxy: { address: "SOCKS.test:1080" } } });
     try {
       const info = await sandbox.getInfo();
@@ -152,9 +224,10 @@ describe.each(["runc", "runsc"] as const)("SOCKS5 egress proxy on %s", (runtime)
         from,
         result,
       }));
+      // let out by their addresses, they go to those addresses, whatever name they carry
       expect(asked).toEqual([
-        { atyp: "domain", host: "echo.test", port: 80, from: outside.hostIp, result: "connected" },
-        { atyp: "domain", host: "echo.test", port: 443, from: outside.hostIp, result: "connected" },
+        { atyp: "ipv4", host: ECHO, port: 80, from: outside.hostIp, result: "connected" },
+        { atyp: "ipv4", host: ECHO, port: 443, from: outside.hostIp, result: "connected" },
         { atyp: "ipv4", host: OTHER, port: 2222, from: outside.hostIp, result: "connected" },
       ]);
       expect(await seenFrom(outside.hostIp)).toBe(direct);
@@ -167,6 +240,18 @@ describe.each(["runc", "runsc"] as const)("SOCKS5 egress proxy on %s", (runtime)
           rule: expect.stringMatching(/via SOCKS5 socks\.test:1080$/),
         }),
       );
+
+      // let out by an allowed name, by that name (ATYP=domain): the proxy resolves it
+      await sandbox.updateNetwork({
+        allowOut: ["echo.test"],
+        denyOut: ["0.0.0.0/0"],
+        egressProxy: { address: "socks.test:1080" },
+      });
+      expect(await run(sandbox, "curl -sS -m 8 http://echo.test/")).toMatchObject({
+        exitCode: 0,
+        stdout: `${ECHO} saw ${SOCKS}`,
+      });
+      expect(open.entries.at(-1)).toMatchObject({ atyp: "domain", host: "echo.test", port: 80 });
 
       // the proxy stopped: the connection fails, nothing is sent directly
       await open.stop();
@@ -192,6 +277,59 @@ describe.each(["runc", "runsc"] as const)("SOCKS5 egress proxy on %s", (runtime)
         exitCode: 0,
         stdout: `${ECHO} saw ${outside.hostIp}`,
       });
+    } finally {
+      await sandbox.kill();
+    }
+  });
+
+  it("tunnels HTTP, HTTPS and other TCP through an open Dante (no authentication) whose resolver knows none of the names", async () => {
+    // what its address let out goes to that address: the proxy is never asked to resolve a
+    // name it only carries (the HTTP Host, the TLS SNI), which this Dante could not
+    const sandbox = await Sandbox.create({ network: { egressProxy: { address: "socks.test:1082" } } });
+    try {
+      const direct = await seenFrom(outside.hostIp);
+      expect(await run(sandbox, "curl -sS -m 8 http://echo.test/")).toMatchObject({
+        exitCode: 0,
+        stdout: `${ECHO} saw ${SOCKS}`,
+      });
+      expect(await run(sandbox, "curl -sSk -m 8 https://echo.test/")).toMatchObject({
+        exitCode: 0,
+        stdout: `${ECHO} saw ${SOCKS} for echo.test`,
+      });
+      const line = `import socket; s = socket.create_connection(('${OTHER}', 2222), 8); print(s.recv(100).decode().strip())`;
+      expect(await run(sandbox, `python3 -c "${line}"`)).toMatchObject({
+        exitCode: 0,
+        stdout: `${OTHER} saw ${SOCKS}\n`,
+      });
+      expect(await seenFrom(outside.hostIp)).toBe(direct);
+      expect(await networkDecisions(t, sandbox.sandboxId)).toContainEqual(
+        expect.objectContaining({
+          name: "echo.test",
+          port: 80,
+          verdict: "allowed",
+          rule: "default (not denied), via SOCKS5 socks.test:1082",
+        }),
+      );
+
+      // a name that decided is the proxy's to resolve (E2B's remote DNS): this one cannot, so
+      // the connection fails closed, and nothing goes out directly
+      await sandbox.updateNetwork({
+        allowOut: ["echo.test"],
+        denyOut: ["0.0.0.0/0"],
+        egressProxy: { address: "socks.test:1082" },
+      });
+      expect((await run(sandbox, "curl -sS -m 8 http://echo.test/")).exitCode).not.toBe(0);
+      expect(await seenFrom(outside.hostIp)).toBe(direct);
+      expect(dante.log).toMatch(/could not resolve hostname "echo\.test"/);
+      expect(await networkDecisions(t, sandbox.sandboxId)).toContainEqual(
+        expect.objectContaining({
+          name: "echo.test",
+          verdict: "denied",
+          rule: expect.stringMatching(
+            /^allowOut echo\.test, but the SOCKS5 proxy socks\.test:1082 failed: .*HostUnreachable/,
+          ),
+        }),
+      );
     } finally {
       await sandbox.kill();
     }
@@ -264,8 +402,8 @@ describe.each(["runc", "runsc"] as const)("SOCKS5 egress proxy on %s", (runtime)
       const intercepted = (await outside.log()).filter((e) => e.kind === "https-headers").at(-1);
       expect(intercepted).toMatchObject({ remote: SOCKS, name: "echo.test" });
       expect(guarded.entries.at(-1)).toMatchObject({
-        atyp: "domain",
-        host: "echo.test",
+        atyp: "ipv4",
+        host: ECHO,
         port: 443,
         user: "alice",
         result: "connected",
@@ -279,7 +417,7 @@ describe.each(["runc", "runsc"] as const)("SOCKS5 egress proxy on %s", (runtime)
         stdout: `${OTHER} saw ${SOCKS}`,
       });
       expect(guarded.entries.at(-1)).toMatchObject({
-        host: "other.test",
+        host: OTHER,
         user: "alice",
         result: "connected",
       });

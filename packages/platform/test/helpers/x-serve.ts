@@ -26,6 +26,8 @@ import { testNetwork } from "./test-networks.js";
 
 /** The `x` command, as an operator runs it. */
 export const X_BIN = path.resolve(__dirname, "../../../cli/bin/x.mjs");
+/** The repository, where `pnpm x` runs it. */
+const REPO_ROOT = path.resolve(__dirname, "../../../..");
 /** Where each `x serve` under test keeps its data (swept before a run: see sweepTestLeftovers). */
 export const X_SERVE_DATA_PREFIX = "/var/tmp/x-serve-test-";
 export const RUNTIMES = ["runc", "runsc"] as const;
@@ -85,7 +87,15 @@ export class XServe {
   child: ChildProcess | undefined;
   output = "";
 
-  constructor(private readonly args: string[] = []) {
+  constructor(
+    private readonly args: string[] = [],
+    /**
+     * How it is started: `node x.mjs serve …` (what an operator's unit runs), or `pnpm x serve
+     * …` from the repository (the README's first command), in a process group of its own as a
+     * terminal's foreground job is, so that a signal to the group is a Ctrl-C.
+     */
+    private readonly launch: "node" | "pnpm" = "node",
+  ) {
     ({ prefix: this.prefix, cidr: this.cidr } = testNetwork("r"));
     // the cached base image, hard-linked so nothing is rebuilt
     mkdirSync(path.join(this.dataDir, "images"));
@@ -106,10 +116,11 @@ export class XServe {
     if (!this.apiPort) this.apiPort = await freePort();
     if (!this.proxyPort) this.proxyPort = await freePort();
     this.output = "";
+    const pnpm = this.launch === "pnpm";
     const proc = spawn(
-      process.execPath,
+      pnpm ? "pnpm" : process.execPath,
       [
-        X_BIN,
+        ...(pnpm ? ["x"] : [X_BIN]),
         "serve",
         "--data-dir",
         this.dataDir,
@@ -129,7 +140,11 @@ export class XServe {
         ...this.args,
         ...extraArgs,
       ],
-      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } },
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, ...env },
+        ...(pnpm ? { cwd: REPO_ROOT, detached: true } : {}),
+      },
     );
     this.child = proc;
     proc.stdout!.on("data", (d) => {
@@ -164,8 +179,16 @@ export class XServe {
   async kill(signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
     const child = this.child;
     if (!child || this.ended) return;
-    child.kill(signal);
+    this.signal(signal);
     await exited(child);
+  }
+
+  /** Sends a signal to x serve, or under pnpm to its whole process group (a Ctrl-C, for SIGINT). */
+  signal(signal: NodeJS.Signals): void {
+    const child = this.child;
+    if (!child?.pid || this.ended) return;
+    if (this.launch === "pnpm") process.kill(-child.pid, signal);
+    else child.kill(signal);
   }
 
   async api(method: string, p: string, body?: unknown): Promise<{ status: number; body: any }> {
@@ -199,10 +222,18 @@ export class XServe {
     // a clean stop first: a killed one has its guardian start `x cleanup` on this data dir
     const child = this.child;
     if (child && !this.ended) {
-      child.kill("SIGTERM");
+      this.signal("SIGTERM");
       await Promise.race([exited(child), sleep(30_000)]);
     }
     await this.kill();
+    // under pnpm, what its group still holds (x serve itself, when pnpm went first)
+    if (this.launch === "pnpm" && child?.pid) {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // the group is gone
+      }
+    }
     await this.cleanupDone();
     await removeLeftovers([this.dataDir], new RegExp(`^${this.prefix}$`));
     rmSync(this.dataDir, { recursive: true, force: true });

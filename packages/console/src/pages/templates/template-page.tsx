@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { Link, useNavigate, useParams } from "react-router-dom";
 import {
+  templateLabel,
   useAssignTags,
   useDeleteTags,
   useDeleteTemplate,
@@ -13,6 +14,7 @@ import { formatMiB, formatTime } from "../../components/format.js";
 import { Pager, usePager } from "../../components/pager.js";
 import { Empty, ErrorNotice, Loading, StateBadge } from "../../components/status.js";
 import { RelativeTime } from "../../components/time.js";
+import { OwnerBadge } from "./templates-page.js";
 
 function splitTags(text: string): string[] {
   return text
@@ -21,7 +23,17 @@ function splitTags(text: string): string[] {
     .filter(Boolean);
 }
 
-/** A template: its builds, tags, visibility and warm pool. */
+/** A build's ID: a link to its log for the team's own templates (only a template's team reads its logs). */
+function BuildLink({ base, buildID, owned }: { base: string; buildID: string; owned: boolean }) {
+  if (!owned) return <span className="mono">{buildID}</span>;
+  return (
+    <Link className="mono" to={`${base}/builds/${encodeURIComponent(buildID)}`}>
+      {buildID}
+    </Link>
+  );
+}
+
+/** A template: its builds, tags, visibility and warm pool (the last three only for the team's own). */
 export function TemplatePage() {
   const templateID = useParams().templateID!;
   const navigate = useNavigate();
@@ -43,6 +55,9 @@ export function TemplatePage() {
 
   const t = template.data?.items;
   const name = t?.names[0] ?? t?.aliases[0];
+  // another's (the platform's, another team's public one): used, never changed, from here;
+  // its builds' logs are its team's
+  const owned = t?.owner === "team";
   const base = `/templates/${encodeURIComponent(templateID)}`;
   const poolValid = [poolMin, poolMax].every(
     (v) => v === "" || (Number.isInteger(Number(v)) && Number(v) >= 0),
@@ -51,13 +66,14 @@ export function TemplatePage() {
   return (
     <div className="page">
       <div className="breadcrumbs">
-        <Link to="/templates">Templates</Link> / {name ?? templateID}
+        <Link to="/templates">Templates</Link> / {t ? templateLabel(t) : templateID}
       </div>
       <header className="page-header">
-        <h1>{name ?? templateID}</h1>
+        <h1>{t ? templateLabel(t) : templateID}</h1>
         {t && <span className="mono faint">{t.templateID}</span>}
+        {t && <OwnerBadge owner={t.owner} />}
         <span className="spacer" />
-        {t && (
+        {t && owned && (
           <>
             <button
               type="button"
@@ -94,6 +110,13 @@ export function TemplatePage() {
       </header>
       <ErrorNotice error={template.error} title="Could not read the template" />
       {!poolOpen && <ErrorNotice error={update.error} title="Could not update the template" />}
+      {t && !owned && (
+        <p className="muted" style={{ margin: 0 }} data-testid="template-not-owned">
+          {t.owner === "system"
+            ? "Shipped with the platform: every team's sandboxes may start from it; the platform's operator builds it (x template install)."
+            : "Another team's public template: this team's sandboxes may start from it; only that team changes it."}
+        </p>
+      )}
       {template.isPending ? (
         <Loading />
       ) : t ? (
@@ -133,19 +156,21 @@ export function TemplatePage() {
           <div className="row">
             <h2>Tags</h2>
             <span className="grow" />
-            <button
-              type="button"
-              className="small"
-              onClick={() => {
-                assign.reset();
-                setFromTag(tags.data?.[0]?.tag ?? "");
-                setNewTags("");
-                setTagging(true);
-              }}
-              disabled={!tags.data?.length}
-            >
-              Add tags…
-            </button>
+            {owned && (
+              <button
+                type="button"
+                className="small"
+                onClick={() => {
+                  assign.reset();
+                  setFromTag(tags.data?.[0]?.tag ?? "");
+                  setNewTags("");
+                  setTagging(true);
+                }}
+                disabled={!tags.data?.length}
+              >
+                Add tags…
+              </button>
+            )}
           </div>
           <ErrorNotice error={tags.error} title="Could not list tags" />
           {tags.data && tags.data.length === 0 ? (
@@ -172,25 +197,25 @@ export function TemplatePage() {
                         <span className="tag">{tag.tag}</span>
                       </td>
                       <td>
-                        <Link className="mono" to={`${base}/builds/${encodeURIComponent(tag.buildID)}`}>
-                          {tag.buildID}
-                        </Link>
+                        <BuildLink base={base} buildID={tag.buildID} owned={owned} />
                       </td>
                       <td>
                         <RelativeTime iso={tag.createdAt} />
                       </td>
                       <td className="actions">
-                        <button
-                          type="button"
-                          className="small danger"
-                          onClick={() => {
-                            deleteTags.reset();
-                            setUntagging(tag.tag);
-                          }}
-                          aria-label={`Remove tag ${tag.tag}`}
-                        >
-                          Remove
-                        </button>
+                        {owned && (
+                          <button
+                            type="button"
+                            className="small danger"
+                            onClick={() => {
+                              deleteTags.reset();
+                              setUntagging(tag.tag);
+                            }}
+                            aria-label={`Remove tag ${tag.tag}`}
+                          >
+                            Remove
+                          </button>
+                        )}
                       </td>
                     </tr>
                   ))}
@@ -221,9 +246,7 @@ export function TemplatePage() {
                   {t.builds.map((b) => (
                     <tr key={b.buildID} data-testid={`build-row-${b.buildID}`}>
                       <td>
-                        <Link className="mono" to={`${base}/builds/${encodeURIComponent(b.buildID)}`}>
-                          {b.buildID}
-                        </Link>
+                        <BuildLink base={base} buildID={b.buildID} owned={owned} />
                       </td>
                       <td>
                         <StateBadge state={b.status} />

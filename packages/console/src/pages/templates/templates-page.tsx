@@ -1,6 +1,12 @@
 import { useMemo, useRef, useState } from "react";
 import { Link } from "react-router-dom";
-import { type Template, templateLabel, useDeleteTemplate, useTemplates } from "../../api/templates.js";
+import {
+  type Template,
+  type TemplateOwner,
+  templateLabel,
+  useDeleteTemplate,
+  useTemplates,
+} from "../../api/templates.js";
 import { ConfirmDialog } from "../../components/dialog.js";
 import { formatMiB } from "../../components/format.js";
 import { useSlashFocus } from "../../components/shortcuts.js";
@@ -11,7 +17,24 @@ export function templatePath(t: { templateID: string }): string {
   return `/templates/${encodeURIComponent(t.templateID)}`;
 }
 
-/** The team's templates with their latest build. */
+/** Whose a template is, as a badge: the team's own, shipped with the platform, or another team's public one. */
+export function OwnerBadge({ owner }: { owner: TemplateOwner | undefined }) {
+  if (owner === "system")
+    return (
+      <Badge tone="info" title="Installed with the platform: every team may use it, none may change it">
+        shipped
+      </Badge>
+    );
+  if (owner === "public")
+    return (
+      <Badge tone="" title="Another team's, made public: this team may use it, not change it">
+        other team
+      </Badge>
+    );
+  return <Badge tone="ok">this team</Badge>;
+}
+
+/** The templates the team may use (its own, the platform's, other teams' public ones) with their latest build. */
 export function TemplatesPage() {
   const templates = useTemplates();
   const remove = useDeleteTemplate();
@@ -46,7 +69,9 @@ export function TemplatesPage() {
       </header>
       <p className="muted" style={{ margin: 0 }}>
         Templates are built with the SDK or CLI (<code>Template.build()</code>, <code>x template build</code>
-        ); here you follow their builds, manage tags, visibility and warm pools, and delete them.
+        ); here you follow their builds, manage tags, visibility and warm pools, and delete them. The
+        templates shipped with the platform (<code>base</code>, <code>code-interpreter-v1</code>, …) and other
+        teams' public ones are listed too: every sandbox may start from them, only their owners change them.
       </p>
       <ErrorNotice error={templates.error} title="Could not list templates" />
       {templates.isPending ? (
@@ -61,6 +86,7 @@ export function TemplatesPage() {
             <thead>
               <tr>
                 <th>Name</th>
+                <th>Owner</th>
                 <th>ID</th>
                 <th>Latest build</th>
                 <th>Visibility</th>
@@ -84,6 +110,9 @@ export function TemplatesPage() {
                       </span>
                     ))}
                   </td>
+                  <td>
+                    <OwnerBadge owner={t.owner} />
+                  </td>
                   <td className="mono faint">{t.templateID}</td>
                   <td>
                     <StateBadge state={t.buildStatus} />
@@ -98,17 +127,19 @@ export function TemplatesPage() {
                     <RelativeTime iso={t.lastSpawnedAt} />
                   </td>
                   <td className="actions">
-                    <button
-                      type="button"
-                      className="small danger"
-                      onClick={() => {
-                        remove.reset();
-                        setDeleting(t);
-                      }}
-                      aria-label={`Delete template ${templateLabel(t)}`}
-                    >
-                      Delete
-                    </button>
+                    {t.owner === "team" && (
+                      <button
+                        type="button"
+                        className="small danger"
+                        onClick={() => {
+                          remove.reset();
+                          setDeleting(t);
+                        }}
+                        aria-label={`Delete template ${templateLabel(t)}`}
+                      >
+                        Delete
+                      </button>
+                    )}
                   </td>
                 </tr>
               ))}

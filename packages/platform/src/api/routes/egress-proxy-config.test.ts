@@ -99,6 +99,15 @@ describe("checkEgressProxy", () => {
     if (input.password) expect(err.message).not.toContain(input.password);
   });
 
+  // Expected to fail (KNOWN-UNSUPPORTED.md, "IPv6 egress"): sandboxes have no IPv6 route, so a
+  // public IPv6 proxy is refused like an internal one. Move it when sandboxes get IPv6.
+  it("refuses a proxy on a public IPv6 address", async () => {
+    const err = await refusal({ address: "[2606:4700::1111]:1080" });
+    expect(err.message).toBe(
+      "Invalid egress proxy config: egress proxy endpoint resolves to an internal / denied IP range: 2606:4700::1111 resolves to 2606:4700::1111",
+    );
+  });
+
   it("takes a private address the operator opened", async () => {
     expect(await checkEgressProxy({ address: "10.0.0.5:1080" }, check(["10.0.0.0/24"]))).toEqual({
       address: "10.0.0.5:1080",

@@ -119,8 +119,28 @@ export function templateRoutes(o: TemplateRoutesOptions): HandlersFor<TemplateOp
     return { team, template, build };
   }
 
-  async function listedTemplates(templates: Template[]) {
-    const listed = await Promise.all(templates.map((t) => presentListedTemplate(store, t)));
+  /** Whose a template is, as `team` sees it (`owner`, an extension): its own, the platform's, or public. */
+  function ownerOf(team: Team): (t: Template) => Promise<Schemas["TemplateOwner"]> {
+    const namespaces = new Map<string, Promise<string | undefined>>();
+    return async (t) => {
+      if (t.teamId === team.id) return "team";
+      let namespace = namespaces.get(t.teamId);
+      if (!namespace) {
+        namespace = store.teams.getTeam(t.teamId).then((owner) => owner?.namespace);
+        namespaces.set(t.teamId, namespace);
+      }
+      return (await namespace) === SYSTEM_NAMESPACE ? "system" : "public";
+    };
+  }
+
+  async function listedTemplates(templates: Template[], team: Team) {
+    const owner = ownerOf(team);
+    const listed = await Promise.all(
+      templates.map(async (t) => {
+        const shown = await presentListedTemplate(store, t);
+        return shown && { ...shown, owner: await owner(t) };
+      }),
+    );
     return listed.filter((t) => t !== undefined);
   }
 
@@ -162,19 +182,27 @@ export function templateRoutes(o: TemplateRoutesOptions): HandlersFor<TemplateOp
     !wanted || LEVELS.indexOf(e.level) >= LEVELS.indexOf(wanted);
 
   return {
-    listTemplates: async (r) => ({
-      status: 200,
-      body: await listedTemplates(await store.templates.listTemplates(teamOf(r).id)),
-    }),
+    listTemplates: async (r) => {
+      const team = teamOf(r);
+      // `usable` (an extension): also the platform's templates and other teams' public ones,
+      // the team's own first, then the platform's, then the others'
+      const usable = r.params.scope === "usable";
+      const listed = await listedTemplates(
+        await store.templates.listTemplates(team.id, { includePublic: usable }),
+        team,
+      );
+      const rank = { team: 0, system: 1, public: 2 } as const;
+      return { status: 200, body: listed.sort((a, b) => rank[a.owner] - rank[b.owner]) };
+    },
 
     listTemplatesV2: async (r) => {
-      const teamId = teamOf(r).id;
-      const page = await pageOf((limit, after) => store.templates.listTemplates(teamId, { limit, after }), {
+      const team = teamOf(r);
+      const page = await pageOf((limit, after) => store.templates.listTemplates(team.id, { limit, after }), {
         limit: r.params.limit,
         nextToken: r.params.nextToken,
         keyOf: (t) => ({ time: t.createdAt, id: t.id }),
       });
-      return { status: 200, body: await listedTemplates(page.items), headers: page.headers };
+      return { status: 200, body: await listedTemplates(page.items, team), headers: page.headers };
     },
 
     createTemplate: async (r) => {
@@ -233,7 +261,8 @@ export function templateRoutes(o: TemplateRoutesOptions): HandlersFor<TemplateOp
     },
 
     getTemplate: async (r) => {
-      const template = await readable(r.params.templateID, teamOf(r));
+      const team = teamOf(r);
+      const template = await readable(r.params.templateID, team);
       const page = await pageOf((limit, after) => store.templates.listBuilds(template.id, { limit, after }), {
         limit: r.params.limit,
         nextToken: r.params.nextToken,
@@ -241,7 +270,10 @@ export function templateRoutes(o: TemplateRoutesOptions): HandlersFor<TemplateOp
       });
       return {
         status: 200,
-        body: await presentTemplateWithBuilds(store, template, page.items, page.nextToken),
+        body: {
+          ...(await presentTemplateWithBuilds(store, template, page.items, page.nextToken)),
+          owner: await ownerOf(team)(template),
+        },
         headers: page.headers,
       };
     },
