@@ -243,7 +243,8 @@ describe("WarmPool", () => {
     // the team runs two more sandboxes now (its allowance is read again on the next use)
     allowance = 1;
     pool.want(first);
-    await until(() => readyOf(pool!, "team-a") === 1);
+    // (a member leaves the pool's list before its destroy is called)
+    await until(() => readyOf(pool!, "team-a") === 1 && host.script.idsOf("destroy").length >= 2);
     // stock went, none was booted for it
     expect(host.script.idsOf("destroy")).toHaveLength(2);
     expect(host.script.idsOf("boot")).toHaveLength(3);
