@@ -4,7 +4,13 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { createLog } from "./log.js";
 import { type GatewayOptions, gatewayScript, pidFile } from "./options.js";
-import { plan, StartError, serve } from "./serve.js";
+import { plan, StartError } from "./plan.js";
+
+/**
+ * The servers, the MCP SDK and the HTTP endpoint, loaded only by the processes that serve:
+ * the command that starts the daemon checks the config and returns without them.
+ */
+const serving = () => import("./serve.js");
 
 /** The internal command the daemon runs as; it takes its config over IPC, never in argv. */
 export const DAEMON_COMMAND = "__daemon";
@@ -78,12 +84,15 @@ export async function startDaemon(config: string, o: GatewayOptions): Promise<nu
 /** The daemon: serves until SIGTERM or SIGINT. */
 export function runDaemon(): void {
   const log = createLog();
+  // loaded while the config is on its way
+  const loaded = serving();
   process.once("message", (message) => {
     const { config, options } = message as DaemonRequest;
     (async () => {
-      const serving = await serve(plan(config, options), tokenFromEnv(), options, log);
-      stopOnSignals(() => serving.close());
-      process.send?.({ ready: true, port: serving.port, servers: serving.servers } satisfies Outcome);
+      const { serve } = await loaded;
+      const running = await serve(plan(config, options), tokenFromEnv(), options, log);
+      stopOnSignals(() => running.close());
+      process.send?.({ ready: true, port: running.port, servers: running.servers } satisfies Outcome);
       process.disconnect?.();
     })().catch((err: Error) => {
       log.info(`start failed: ${err.message}`);
@@ -98,11 +107,12 @@ export function runDaemon(): void {
 /** `--foreground`: serves in this process, for a look at what the daemon would do. */
 export async function runForeground(config: string, o: GatewayOptions): Promise<number> {
   try {
-    const serving = await serve(plan(config, o), tokenFromEnv(), o, createLog());
+    const { serve } = await serving();
+    const running = await serve(plan(config, o), tokenFromEnv(), o, createLog());
     process.stdout.write(
-      `mcp-gateway: serving ${serving.servers.join(", ")} on http://${o.host}:${serving.port}/mcp\n`,
+      `mcp-gateway: serving ${running.servers.join(", ")} on http://${o.host}:${running.port}/mcp\n`,
     );
-    stopOnSignals(() => serving.close());
+    stopOnSignals(() => running.close());
     return await new Promise<number>(() => undefined);
   } catch (err) {
     if (!(err instanceof StartError)) throw err;

@@ -27,7 +27,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Log } from "./log.js";
 import { prefixName, prefixUri, splitName, splitUri } from "./names.js";
-import { GATEWAY_NAME, GATEWAY_VERSION, type ListKind, type Upstream } from "./upstream.js";
+import { GATEWAY_NAME, GATEWAY_VERSION } from "./options.js";
+import type { ListKind, Upstream } from "./upstream.js";
 
 /** A tool call may take this long upstream; each progress notification starts the time again. */
 const CALL_TIMEOUT_MS = 10 * 60_000;

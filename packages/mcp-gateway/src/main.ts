@@ -1,9 +1,8 @@
 import { parseArgs } from "node:util";
 import { CATALOG } from "./catalog.js";
 import { DAEMON_COMMAND, runDaemon, runForeground, startDaemon, stopDaemon } from "./daemon.js";
-import { defaultOptions, type GatewayOptions } from "./options.js";
-import { installed, pull } from "./pull.js";
-import { GATEWAY_VERSION } from "./upstream.js";
+import { defaultOptions, GATEWAY_VERSION, type GatewayOptions } from "./options.js";
+import { installed } from "./servers-json.js";
 
 const USAGE = `mcp-gateway: MCP servers behind one Streamable HTTP endpoint, with a bearer token
 
@@ -100,7 +99,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const [command, ...names] = positionals;
-  if (command === "pull") return pull(names, o);
+  if (command === "pull") return (await import("./pull.js")).pull(names, o);
   if (command === "list") return list(o, values.json ?? false);
   if (command === "stop") return stopDaemon(o);
   if (command !== undefined) throw new UsageError(`'${command}' is not a command`);

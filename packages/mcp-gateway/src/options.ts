@@ -1,5 +1,8 @@
 import path from "node:path";
 
+export const GATEWAY_NAME = "mcp-gateway";
+export const GATEWAY_VERSION = "0.1.0";
+
 /** Where the gateway serves and keeps its files; flags of `mcp-gateway` change them (tests do). */
 export interface GatewayOptions {
   host: string;

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -6,19 +6,8 @@ import { CATALOG, type CatalogServer, catalogServer, type ServerOptions } from "
 import type { ServerPlan } from "./config.js";
 import { createLog } from "./log.js";
 import type { GatewayOptions } from "./options.js";
+import { type Installed, installed } from "./servers-json.js";
 import { Upstream } from "./upstream.js";
-
-/** servers.json beside the bundles: what the build put in the image. */
-interface Installed {
-  title: string;
-  package: string;
-  version: string;
-}
-
-export function installed(o: GatewayOptions): Record<string, Installed> {
-  const file = path.join(o.serversDir, "servers.json");
-  return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as Record<string, Installed>) : {};
-}
 
 /** Options that let a server start for a check: its required ones, with stand-in values. */
 function placeholderOptions(server: CatalogServer, scratch: string): ServerOptions {

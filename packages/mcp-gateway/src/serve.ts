@@ -1,50 +1,17 @@
-import { existsSync } from "node:fs";
 import { chmod, mkdir, rm, writeFile } from "node:fs/promises";
 import type { Server as HttpServer } from "node:http";
-import { ConfigError, planServers, type ServerPlan } from "./config.js";
+import type { ServerPlan } from "./config.js";
 import { Gateway } from "./gateway.js";
 import { createMcpHttpServer, MCP_PATH } from "./http.js";
 import type { Log } from "./log.js";
 import { type GatewayOptions, pidFile, tokenFile } from "./options.js";
+import { StartError } from "./plan.js";
 import { Upstream } from "./upstream.js";
-
-/** A failure to start that the caller is shown as it is (no stack): what to fix. */
-export class StartError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "StartError";
-  }
-}
 
 export interface Serving {
   port: number;
   servers: string[];
   close(): Promise<void>;
-}
-
-/** The config's servers, checked, with the catalog's bundles present in this image. */
-export function plan(configJson: string, o: GatewayOptions): ServerPlan[] {
-  let config: unknown;
-  try {
-    config = JSON.parse(configJson);
-  } catch (err) {
-    throw new StartError(`--config is not JSON: ${(err as Error).message}`);
-  }
-  let plans: ServerPlan[];
-  try {
-    plans = planServers(config, { nodePath: process.execPath, serversDir: o.serversDir, dataDir: o.dataDir });
-  } catch (err) {
-    if (err instanceof ConfigError) throw new StartError(err.message);
-    throw err;
-  }
-  const missing = plans.filter((p) => p.command === process.execPath && !existsSync(p.args[0]!));
-  if (missing.length > 0) {
-    throw new StartError(
-      `${missing.map((p) => p.key).join(", ")} ${missing.length === 1 ? "is" : "are"} not installed here ` +
-        `(${missing.map((p) => p.args[0]).join(", ")} missing): start from the mcp-gateway template`,
-    );
-  }
-  return plans;
 }
 
 function listen(server: HttpServer, o: GatewayOptions): Promise<number> {

@@ -12,9 +12,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { BASH, type ServerPlan } from "./config.js";
 import type { Log } from "./log.js";
-
-export const GATEWAY_NAME = "mcp-gateway";
-export const GATEWAY_VERSION = "0.1.0";
+import { GATEWAY_NAME, GATEWAY_VERSION } from "./options.js";
 
 /** How much of a server's stderr is kept to explain its failure. */
 const STDERR_TAIL = 4096;
