@@ -4,7 +4,7 @@
  * driven with the official MCP client over Streamable HTTP. The servers are the bundled ones
  * and a stdio server of a few lines (fixtures/echo-server.cjs), as a user's own.
  */
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -70,6 +70,9 @@ async function connect(url: URL, token = TOKEN): Promise<Client> {
   );
   return client;
 }
+
+/** The session a connected client holds (its transport's Mcp-Session-Id). */
+const sessionOf = (c: Client) => (c.transport as StreamableHTTPClientTransport).sessionId ?? "";
 
 /** The text of a tool's result. */
 const textOf = (result: object) =>
@@ -195,10 +198,75 @@ describe("a gateway of three servers", () => {
     await expect(connect(url, "wrong")).rejects.toMatchObject({ code: 401 });
   });
 
+  // KNOWN-UNSUPPORTED.md, "MCP servers' requests to the client": move it when it works
+  test("known unsupported: servers' requests to the client are not passed on, so their tools are not offered", async () => {
+    const able = new Client(
+      { name: "able", version: "1.0.0" },
+      { capabilities: { sampling: {}, elicitation: {}, roots: {} } },
+    );
+    await able.connect(
+      new StreamableHTTPClientTransport(url, {
+        requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+      }),
+    );
+    try {
+      const names = (await able.listTools()).tools.map((t) => t.name);
+      expect(names).toContain("everything__echo");
+      for (const tool of ["trigger-sampling-request", "trigger-elicitation-request", "get-roots-list"]) {
+        expect(names).not.toContain(`everything__${tool}`);
+      }
+    } finally {
+      await able.close();
+    }
+  });
+
+  // KNOWN-UNSUPPORTED.md, "MCP logging and resource subscriptions": move it when it works
+  test("known unsupported: no logging and no resource subscriptions through the gateway", async () => {
+    const capabilities = client.getServerCapabilities();
+    expect(capabilities?.logging).toBeUndefined();
+    expect(capabilities?.resources?.subscribe).toBeFalsy();
+    const raw = await fetch(url, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-session-id": sessionOf(client),
+        "mcp-protocol-version": "2025-06-18",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 99,
+        method: "logging/setLevel",
+        params: { level: "debug" },
+      }),
+    });
+    expect(await raw.text()).toMatch(/"code":-32601/);
+  });
+
   test("a second gateway on the same port fails at once and says why", async () => {
     const run = await gateway(["--config", '{"memory":{}}', "--port", url.port], undefined, "state-second");
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(new RegExp(`port ${url.port} is taken: is a gateway already running\\?`));
+  });
+
+  // KNOWN-UNSUPPORTED.md, "Restarting an MCP server that stopped": move it when it works.
+  // Last of these tests: it ends the echo server.
+  test("known unsupported: a server that stops is not started again; its tools leave the lists, calls to it fail", async () => {
+    const pids = execFileSync("pgrep", ["-f", ECHO_SERVER], { encoding: "utf8" }).trim().split("\n");
+    expect(pids).toHaveLength(1);
+    process.kill(Number(pids[0]), "SIGKILL");
+    let names: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      names = (await client.listTools()).tools.map((t) => t.name);
+      if (!names.includes("echo__say")) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(names).not.toContain("echo__say");
+    expect(names).toContain("memory__read_graph");
+    await expect(client.callTool({ name: "echo__say", arguments: { text: "hi" } })).rejects.toThrow(
+      /custom\/echo no longer runs: its process ended/,
+    );
   });
 });
 
@@ -206,6 +274,12 @@ describe("a start that cannot succeed exits 1 with the reason and leaves nothing
   test.each([
     ["an unknown server", { invalid_server: {} }, /'invalid_server' is not an MCP server this gateway has/],
     ["a catalog server without its options", { filesystem: {} }, /'filesystem' needs the option 'paths'/],
+    // KNOWN-UNSUPPORTED.md, "MCP servers of E2B's catalog without an npm implementation"
+    [
+      "a catalog server with no npm implementation (E2B runs it as a Docker image)",
+      { fetch: {} },
+      /'fetch' is not an MCP server this gateway has/,
+    ],
     [
       "a server that exits at start",
       { "custom/broken": { runCmd: "echo 'no database here' >&2; exit 3" } },
