@@ -5,10 +5,10 @@ export const BASE_ALIAS = "base";
 
 /**
  * Templates whose definitions ship with the platform (the repository's templates/ folder) and
- * that an operator installs with `x template install NAME`: the ones @e2b/code-interpreter and
- * @e2b/desktop ask for by these names.
+ * that an operator installs with `x template install NAME`: the ones @e2b/code-interpreter,
+ * @e2b/desktop and the public client's `Sandbox.create({ mcp })` ask for by these names.
  */
-export const SHIPPED_TEMPLATES = ["code-interpreter-v1", "desktop"] as const;
+export const SHIPPED_TEMPLATES = ["code-interpreter-v1", "desktop", "mcp-gateway"] as const;
 
 export type ShippedTemplateName = (typeof SHIPPED_TEMPLATES)[number];
 
@@ -17,11 +17,11 @@ export function isShippedTemplate(name: string): name is ShippedTemplateName {
 }
 
 /**
- * Names only the system team may give a template: `base`, the shipped ones, and `mcp-gateway`
- * (the template E2B's SDKs ask for when a create names MCP servers), so that no team can take
- * one before the operator installs it. Unqualified, they resolve to the system team's first.
+ * Names only the system team may give a template: `base` and the shipped ones, so that no team
+ * can take one before the operator installs it. Unqualified, they resolve to the system team's
+ * first.
  */
-export const RESERVED_TEMPLATE_NAMES: readonly string[] = [BASE_ALIAS, ...SHIPPED_TEMPLATES, "mcp-gateway"];
+export const RESERVED_TEMPLATE_NAMES: readonly string[] = [BASE_ALIAS, ...SHIPPED_TEMPLATES];
 
 export function isReservedTemplateName(name: string): boolean {
   return RESERVED_TEMPLATE_NAMES.includes(name);

@@ -6,9 +6,9 @@ import { startTestPlatform, TEST_DATA_DIR } from "./platform.js";
 import { X_BIN } from "./x-serve.js";
 
 /**
- * The templates that ship with the platform (code-interpreter-v1, desktop) are built once per
- * machine into a store of their own beside the cached base image, and every suite that needs
- * them starts its platforms on that store. Building pulls Debian's packages, so the platform
+ * The templates that ship with the platform (code-interpreter-v1, desktop, mcp-gateway) are
+ * built once per machine into a store of their own beside the cached base image, and every
+ * suite that needs them starts its platforms on that store. Building pulls Debian's packages, so the platform
  * that builds is the only test platform given the host's resolvers; it is stopped before any
  * test runs. Later runs find every step cached and take seconds.
  */
