@@ -16,6 +16,7 @@ import type { BuildService } from "../templates/build-service.js";
 import type { Volumes } from "../volumes/volumes.js";
 import { createAuthenticator } from "./authenticate.js";
 import type { Handlers } from "./handler.js";
+import { IdempotentCreates } from "./idempotent-create.js";
 import { OpenApiRouter } from "./openapi.js";
 import { eventRoutes } from "./routes/events.js";
 import { identityRoutes } from "./routes/identity.js";
@@ -93,6 +94,10 @@ export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResp
       ...(o.tenantRuntimes ? { tenantRuntimes: o.tenantRuntimes } : {}),
       ...(o.checkEgressProxy ? { checkEgressProxy: o.checkEgressProxy } : {}),
       observeCreate: o.observeCreate,
+      idempotentCreates: new IdempotentCreates({
+        store: o.store,
+        log: o.log.child({ component: "idempotency" }),
+      }),
     }),
     ...sandboxMetricsRoutes({ store: o.store, sampler: o.sampler }),
     ...sandboxLogsRoutes({ store: o.store, consoleLogs: o.consoleLogs }),
