@@ -235,7 +235,9 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
       ticket: ticketOf(ticket, team),
     });
     o.observeCreate?.(sandbox.runtime, (performance.now() - started) / 1000);
-    return { sandboxId: sandbox.id, answer: presentSandbox(sandbox, o) };
+    // as a read of its record answers (clientID is its node), so that a replay answers the same
+    const made = { ...sandbox, nodeId: sandbox.nodeId ?? o.store.nodeId };
+    return { sandboxId: sandbox.id, answer: presentSandbox(made, o) };
   }
 
   async function list(
