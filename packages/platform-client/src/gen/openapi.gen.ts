@@ -6787,7 +6787,7 @@ export const openapiDocument: Record<string, unknown> = {
             "type": "integer",
             "format": "int32",
             "minimum": 0,
-            "description": "Minimum free disk space (MiB) to leave after the build steps."
+            "description": "Free disk space (MiB) a sandbox of the build must have at least, after the build's\nsteps (E2B grows the template's filesystem to it). A sandbox's disk here holds only\nits own writes (the build's layers lie below it), and a build gets the largest disk\nthe team's sandboxes may have (`x serve --disk-size`, or the team's lower limit), so\nevery sandbox of the build starts with that disk's free space, whatever the steps\nwrote. A value above it is refused (400, naming the most); 0 or none asks nothing.\n"
           },
           "alias": {
             "type": "string",

@@ -2523,7 +2523,12 @@ export interface components {
             memoryMB?: components["schemas"]["MemoryMB"];
             /**
              * Format: int32
-             * @description Minimum free disk space (MiB) to leave after the build steps.
+             * @description Free disk space (MiB) a sandbox of the build must have at least, after the build's
+             *     steps (E2B grows the template's filesystem to it). A sandbox's disk here holds only
+             *     its own writes (the build's layers lie below it), and a build gets the largest disk
+             *     the team's sandboxes may have (`x serve --disk-size`, or the team's lower limit), so
+             *     every sandbox of the build starts with that disk's free space, whatever the steps
+             *     wrote. A value above it is refused (400, naming the most); 0 or none asks nothing.
              */
             minFreeDiskMb?: number;
             /** @description Template name, optionally `name:tag`. */

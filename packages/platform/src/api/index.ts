@@ -50,6 +50,8 @@ export interface ApiOptions {
   /** The platform's limits of every team (platform-limits.ts); a team's own may lower them. */
   limits: PlatformLimits;
   diskSizeMB: number;
+  /** Free space (MiB) a fresh sandbox's disk of this size leaves its writers (rootfs/disk.ts). */
+  diskFreeSpaceMB(sizeMB: number): Promise<number>;
   availableRuntimes: RuntimeName[];
   /** Runtimes a create may ask for (`--tenant-runtimes`); every available one when unset. */
   tenantRuntimes?: RuntimeName[];
@@ -107,6 +109,7 @@ export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResp
       store: o.store,
       envdVersion: o.envdVersion,
       diskSizeMB: o.diskSizeMB,
+      diskFreeSpaceMB: o.diskFreeSpaceMB,
       limits,
       dropWarmPools: o.dropWarmPools,
     }),
