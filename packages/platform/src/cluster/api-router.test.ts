@@ -220,6 +220,23 @@ async function holdKey(key: string, ticket: string): Promise<void> {
   expect(claim.kind).toBe("claimed");
 }
 
+it("sends a create whose key made its sandbox already to a node without placing it (no ticket)", async () => {
+  const ticket = await store.createTickets.issue(team.id, "n1");
+  await holdKey("made-1", ticket);
+  expect(await store.idempotencyKeys.finish(team.id, "made-1", ticket, "i-made")).toBe(true);
+  await store.createTickets.settle(ticket);
+  behave = async (req, res) => {
+    await readAll(req);
+    res.writeHead(201, { "content-type": "application/json" });
+    res.end(JSON.stringify({ sandboxID: "i-made" }));
+  };
+  const again = await create({ templateID: "base" }, { "Idempotency-Key": "made-1" });
+  expect(again).toMatchObject({ status: 201, body: { sandboxID: "i-made" } });
+  expect(received[0]?.["idempotency-key"]).toBe("made-1");
+  // placed creates carry a ticket: this one was not placed
+  expect(received[0]?.[CREATE_TICKET_HEADER]).toBeUndefined();
+});
+
 it("passes an Idempotency-Key on; a keyed create the node began and lost leaves the key free", async () => {
   const id = newSandboxId();
   behave = async (req, _res, ticket) => {
