@@ -26,6 +26,7 @@ import type { WarmPool } from "./orchestrator/warm-pool.js";
 import { hostSize, platformLimits } from "./platform-limits.js";
 import { ENVD_PORT, proxyCertificate, registerProxyMetrics } from "./proxy/index.js";
 import type { ImageBuildProgress } from "./rootfs/base-image.js";
+import { diskFreeSpaceMB } from "./rootfs/disk.js";
 import { startSandboxSide } from "./sandbox-side.js";
 import { keyBesideDatabase, SecretBox } from "./secrets/secret-box.js";
 import { Secrets } from "./secrets/secrets.js";
@@ -306,6 +307,7 @@ async function wire(
     platformVersion: PLATFORM_VERSION,
     limits,
     diskSizeMB: config.diskSizeMB,
+    diskFreeSpaceMB: (sizeMB) => diskFreeSpaceMB(sizeMB, path.join(config.dataDir, "disks")),
     availableRuntimes: [...runtimes.keys()],
     ...(config.tenantRuntimes ? { tenantRuntimes: config.tenantRuntimes } : {}),
     consoleLogs: (id) => host.consoleLogs(id),

@@ -61,6 +61,8 @@ describe("limits of what a team may ask for and hold (M6)", () => {
       platformVersion: "test",
       limits,
       diskSizeMB: DEFAULTS.diskSizeMB,
+      // what ext4 and a sandbox's boot take of a disk, as rootfs/disk.ts measures it (root only)
+      diskFreeSpaceMB: async (sizeMB) => sizeMB - 80,
       availableRuntimes: ["runsc", "runc"],
       consoleLogs: () => [],
       networkDecisions: () => [],
@@ -152,6 +154,37 @@ describe("limits of what a team may ask for and hold (M6)", () => {
       status: 400,
       body: { code: 400, message: `CPU count exceeds team limits (max: ${limits.cpuCount}), got 10000` },
     });
+    expect(await h.store.templates.countTemplates(h.team.id)).toBe(1);
+  });
+
+  it("refuses a template asking for more free disk than a sandbox's disk of the team leaves (400)", async () => {
+    const disk = Math.min(DEFAULTS.diskSizeMB, limits.diskSizeMB);
+    const past = await call("POST", "/v3/templates", { name: "f", minFreeDiskMb: disk - 79 });
+    expect(past).toEqual({
+      status: 400,
+      body: {
+        code: 400,
+        message: `minFreeDiskMb exceeds team limits (max: ${disk - 80} MiB, what a sandbox's disk of ${disk} MiB leaves free), got ${disk - 79}`,
+      },
+    });
+    // the team's own, lower, limit of a sandbox's disk
+    await h.store.teams.setLimits(h.team.id, { diskSizeMB: 512 });
+    try {
+      const lowered = await call("POST", "/v3/templates", { name: "f", minFreeDiskMb: 500 });
+      expect(lowered.status).toBe(400);
+      expect(lowered.body.message).toBe(
+        "minFreeDiskMb exceeds team limits (max: 432 MiB, what a sandbox's disk of 512 MiB leaves free), got 500",
+      );
+      // what fits goes, on that disk; 0 asks nothing
+      for (const minFreeDiskMb of [432, 0]) {
+        const fits = await call("POST", "/v3/templates", { name: `f-${minFreeDiskMb}`, minFreeDiskMb });
+        expect(fits.status).toBe(202);
+        expect((await h.store.templates.getBuild(fits.body.buildID))?.diskSizeMB).toBe(512);
+        await h.store.templates.deleteTemplate(fits.body.templateID);
+      }
+    } finally {
+      await h.store.teams.setLimits(h.team.id, { diskSizeMB: null });
+    }
     expect(await h.store.templates.countTemplates(h.team.id)).toBe(1);
   });
 

@@ -150,6 +150,8 @@ const byHttpStatus: Record<number, ErrorClass> = {
   404: NotFoundError,
   408: TimeoutError,
   409: ConflictError,
+  // an idempotency key used for another request
+  422: InvalidArgumentError,
   429: RateLimitError,
   // The proxy answers 502 when the sandbox is unknown, killed or paused.
   502: NotFoundError,

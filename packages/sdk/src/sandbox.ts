@@ -29,6 +29,15 @@ export interface SandboxCreateOptions extends ConnectionOptions {
   runtime?: Schemas["SandboxRuntime"];
   /** Volumes to mount read-write, by mount path: a `Volume` or a volume's name. */
   volumeMounts?: Record<string, Volume | string>;
+  /**
+   * Makes the create safe to repeat (the platform's `Idempotency-Key`, 1-255 visible ASCII
+   * characters): a create sent again with the same key by the same team within 24 hours,
+   * even while the first is still running, returns the sandbox the first one made instead of
+   * a second one. The SDK does not retry creates itself; pass a key of your own (a
+   * `crypto.randomUUID()` kept with the job, say) when your code retries them. The same key
+   * with different options fails with `InvalidArgumentError`.
+   */
+  idempotencyKey?: string;
 }
 
 export interface SandboxConnectOptions extends ConnectionOptions {
@@ -90,6 +99,7 @@ export class Sandbox {
     const info = await unwrap(
       "Creating a sandbox",
       api.POST("/v2/sandboxes", {
+        params: { header: { "Idempotency-Key": opts.idempotencyKey } },
         body: {
           templateID: opts.template ?? "base",
           timeout: seconds(opts.timeoutMs ?? DEFAULT_SANDBOX_TIMEOUT_MS),

@@ -60,7 +60,11 @@ export interface TemplateBuildOptions extends ConnectionOptions {
   tags?: string[];
   cpuCount?: number;
   memoryMB?: number;
-  /** Free disk space (MiB) to leave in the template after its steps. */
+  /**
+   * Free disk space (MiB) every sandbox of the template must have at least, whatever its steps
+   * wrote; a build asking for more than a sandbox's disk leaves free fails with
+   * `InvalidArgumentError` naming the most.
+   */
   minFreeDiskMb?: number;
   /** Rebuild every step, ignoring cached layers. */
   skipCache?: boolean;

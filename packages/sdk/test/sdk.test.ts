@@ -492,6 +492,24 @@ describe("errors", () => {
     await expect(Sandbox.create({ timeoutMs: -1 })).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(sandbox.setTimeout(10 * 24 * 3600 * 1000)).rejects.toBeInstanceOf(InvalidArgumentError);
   });
+
+  it("creates once per idempotencyKey, and refuses the key with other options", async () => {
+    const idempotencyKey = `sdk-${Date.now()}`;
+    const opts = { idempotencyKey, metadata: { suite: "sdk-idempotency" }, timeoutMs: 60_000 };
+    const [one, two] = await Promise.all([Sandbox.create(opts), Sandbox.create(opts)]);
+    try {
+      expect(two.sandboxId).toBe(one.sandboxId);
+      expect((await Sandbox.create(opts)).sandboxId).toBe(one.sandboxId);
+      expect((await two.commands.run("echo once")).stdout).toBe("once\n");
+      const other = await Sandbox.create({ ...opts, timeoutMs: 90_000 }).catch((e) => e);
+      expect(other).toBeInstanceOf(InvalidArgumentError);
+      expect(other.message).toMatch(/Idempotency-Key '.*' was used by your team within the last 24 hours/);
+      const listed = await Sandbox.list({ metadata: { suite: "sdk-idempotency" } });
+      expect(listed.map((s) => s.sandboxID)).toEqual([one.sandboxId]);
+    } finally {
+      await one.kill();
+    }
+  });
 });
 
 describe("rate limit", () => {

@@ -170,6 +170,11 @@ export const openapiDocument: Record<string, unknown> = {
         "summary": "Create a sandbox (legacy)",
         "description": "Same as `POST /v2/sandboxes` with a default timeout of 15 s. Superseded by `POST /v2/sandboxes`.",
         "deprecated": true,
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/idempotencyKey"
+          }
+        ],
         "requestBody": {
           "required": true,
           "content": {
@@ -202,6 +207,12 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "422": {
+            "$ref": "#/components/responses/IdempotencyKeyReused"
           },
           "429": {
             "$ref": "#/components/responses/TooManyRequests"
@@ -324,7 +335,12 @@ export const openapiDocument: Record<string, unknown> = {
         ],
         "operationId": "createSandbox",
         "summary": "Create a sandbox",
-        "description": "Starts a sandbox from a template (ID, `name` or `name:tag`; the client\nsends `base` when no template is given). The response carries the\n`envdAccessToken` needed for every call to the sandbox.\n",
+        "description": "Starts a sandbox from a template (ID, `name` or `name:tag`; the client\nsends `base` when no template is given). The response carries the\n`envdAccessToken` needed for every call to the sandbox.\n\nWith an `Idempotency-Key` (a platform extension) the create is safe to\nretry: see the parameter.\n",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/idempotencyKey"
+          }
+        ],
         "requestBody": {
           "required": true,
           "content": {
@@ -357,6 +373,12 @@ export const openapiDocument: Record<string, unknown> = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "422": {
+            "$ref": "#/components/responses/IdempotencyKeyReused"
           },
           "429": {
             "$ref": "#/components/responses/TooManyRequests"
@@ -4309,6 +4331,19 @@ export const openapiDocument: Record<string, unknown> = {
       }
     },
     "parameters": {
+      "idempotencyKey": {
+        "name": "Idempotency-Key",
+        "in": "header",
+        "description": "A platform extension (the e2b client sends it when given in `apiHeaders`; E2B's own API\nhas no such header): a key of the caller's choosing, 1-255 visible ASCII characters,\nthat makes the create safe to retry. The same key from the same team within 24 hours\nanswers with the sandbox the first request made (201, the same body), waiting for it\nwhile that request is still making it, instead of making a second one; concurrent\nrequests with one key make exactly one sandbox. The key binds to the request: a\ndifferent body, or the other create operation, with a key already used answers 422.\nOnly a create that made a sandbox binds its key: when it fails (any error answer, or\ncalled off after a node failed), a request with the same key tries again.\n",
+        "required": false,
+        "x-platform-extension": true,
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "pattern": "^[!-~]+$"
+        }
+      },
       "teamID": {
         "name": "teamID",
         "in": "path",
@@ -4636,6 +4671,20 @@ export const openapiDocument: Record<string, unknown> = {
             "example": {
               "code": 409,
               "message": "sandbox 'i1a2b3c4' is already paused"
+            }
+          }
+        }
+      },
+      "IdempotencyKeyReused": {
+        "description": "The `Idempotency-Key` was used by the team within the last 24 hours for another\nrequest (a different body, or the other create operation); nothing was done.\n",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            },
+            "example": {
+              "code": 422,
+              "message": "Idempotency-Key 'retry-1' was used by your team within the last 24 hours for a create with a different body: ..."
             }
           }
         }
@@ -6767,7 +6816,7 @@ export const openapiDocument: Record<string, unknown> = {
             "type": "integer",
             "format": "int32",
             "minimum": 0,
-            "description": "Minimum free disk space (MiB) to leave after the build steps."
+            "description": "Free disk space (MiB) a sandbox of the build must have at least, after the build's\nsteps (E2B grows the template's filesystem to it). A sandbox's disk here holds only\nits own writes (the build's layers lie below it), and a build gets the largest disk\nthe team's sandboxes may have (`x serve --disk-size`, or the team's lower limit), so\nevery sandbox of the build starts with that disk's free space, whatever the steps\nwrote. A value above it is refused (400, naming the most); 0 or none asks nothing.\n"
           },
           "alias": {
             "type": "string",

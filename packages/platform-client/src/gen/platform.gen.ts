@@ -1178,6 +1178,9 @@ export interface paths {
          * @description Starts a sandbox from a template (ID, `name` or `name:tag`; the client
          *     sends `base` when no template is given). The response carries the
          *     `envdAccessToken` needed for every call to the sandbox.
+         *
+         *     With an `Idempotency-Key` (a platform extension) the create is safe to
+         *     retry: see the parameter.
          */
         post: operations["createSandbox"];
         delete?: never;
@@ -2524,7 +2527,12 @@ export interface components {
             memoryMB?: components["schemas"]["MemoryMB"];
             /**
              * Format: int32
-             * @description Minimum free disk space (MiB) to leave after the build steps.
+             * @description Free disk space (MiB) a sandbox of the build must have at least, after the build's
+             *     steps (E2B grows the template's filesystem to it). A sandbox's disk here holds only
+             *     its own writes (the build's layers lie below it), and a build gets the largest disk
+             *     the team's sandboxes may have (`x serve --disk-size`, or the team's lower limit), so
+             *     every sandbox of the build starts with that disk's free space, whatever the steps
+             *     wrote. A value above it is refused (400, naming the most); 0 or none asks nothing.
              */
             minFreeDiskMb?: number;
             /** @description Template name, optionally `name:tag`. */
@@ -2833,6 +2841,24 @@ export interface components {
             };
         };
         /**
+         * @description The `Idempotency-Key` was used by the team within the last 24 hours for another
+         *     request (a different body, or the other create operation); nothing was done.
+         */
+        IdempotencyKeyReused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": 422,
+                 *       "message": "Idempotency-Key 'retry-1' was used by your team within the last 24 hours for a create with a different body: ..."
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
          * @description The platform's own disk has no room for what the request writes (a snapshot's
          *     files, say); nothing of it is kept and the sandbox is as it was.
          */
@@ -2990,6 +3016,18 @@ export interface components {
         eventsOrderAsc: boolean;
         /** @description Hex SHA-256 the client computed over the files of a COPY step. */
         filesHash: string;
+        /**
+         * @description A platform extension (the e2b client sends it when given in `apiHeaders`; E2B's own API
+         *     has no such header): a key of the caller's choosing, 1-255 visible ASCII characters,
+         *     that makes the create safe to retry. The same key from the same team within 24 hours
+         *     answers with the sandbox the first request made (201, the same body), waiting for it
+         *     while that request is still making it, instead of making a second one; concurrent
+         *     requests with one key make exactly one sandbox. The key binds to the request: a
+         *     different body, or the other create operation, with a key already used answers 422.
+         *     Only a create that made a sandbox binds its key: when it fails (any error answer, or
+         *     called off after a node failed), a request with the same key tries again.
+         */
+        idempotencyKey: string;
         /**
          * @description Metadata filter in query-string form, e.g. `user=abc&app=prod`; every key
          *     and value is itself percent-encoded before the whole string is encoded
@@ -3693,7 +3731,20 @@ export interface operations {
     createSandboxLegacy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A platform extension (the e2b client sends it when given in `apiHeaders`; E2B's own API
+                 *     has no such header): a key of the caller's choosing, 1-255 visible ASCII characters,
+                 *     that makes the create safe to retry. The same key from the same team within 24 hours
+                 *     answers with the sandbox the first request made (201, the same body), waiting for it
+                 *     while that request is still making it, instead of making a second one; concurrent
+                 *     requests with one key make exactly one sandbox. The key binds to the request: a
+                 *     different body, or the other create operation, with a key already used answers 422.
+                 *     Only a create that made a sandbox binds its key: when it fails (any error answer, or
+                 *     called off after a node failed), a request with the same key tries again.
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3716,6 +3767,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4998,7 +5051,20 @@ export interface operations {
     createSandbox: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A platform extension (the e2b client sends it when given in `apiHeaders`; E2B's own API
+                 *     has no such header): a key of the caller's choosing, 1-255 visible ASCII characters,
+                 *     that makes the create safe to retry. The same key from the same team within 24 hours
+                 *     answers with the sandbox the first request made (201, the same body), waiting for it
+                 *     while that request is still making it, instead of making a second one; concurrent
+                 *     requests with one key make exactly one sandbox. The key binds to the request: a
+                 *     different body, or the other create operation, with a key already used answers 422.
+                 *     Only a create that made a sandbox binds its key: when it fails (any error answer, or
+                 *     called off after a node failed), a request with the same key tries again.
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5021,6 +5087,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -16,6 +16,7 @@ import type { BuildService } from "../templates/build-service.js";
 import type { Volumes } from "../volumes/volumes.js";
 import { createAuthenticator } from "./authenticate.js";
 import type { Handlers } from "./handler.js";
+import { IdempotentCreates } from "./idempotent-create.js";
 import { OpenApiRouter } from "./openapi.js";
 import { eventRoutes } from "./routes/events.js";
 import { identityRoutes } from "./routes/identity.js";
@@ -49,6 +50,8 @@ export interface ApiOptions {
   /** The platform's limits of every team (platform-limits.ts); a team's own may lower them. */
   limits: PlatformLimits;
   diskSizeMB: number;
+  /** Free space (MiB) a fresh sandbox's disk of this size leaves its writers (rootfs/disk.ts). */
+  diskFreeSpaceMB(sizeMB: number): Promise<number>;
   availableRuntimes: RuntimeName[];
   /** Runtimes a create may ask for (`--tenant-runtimes`); every available one when unset. */
   tenantRuntimes?: RuntimeName[];
@@ -93,6 +96,10 @@ export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResp
       ...(o.tenantRuntimes ? { tenantRuntimes: o.tenantRuntimes } : {}),
       ...(o.checkEgressProxy ? { checkEgressProxy: o.checkEgressProxy } : {}),
       observeCreate: o.observeCreate,
+      idempotentCreates: new IdempotentCreates({
+        store: o.store,
+        log: o.log.child({ component: "idempotency" }),
+      }),
     }),
     ...sandboxMetricsRoutes({ store: o.store, sampler: o.sampler }),
     ...sandboxLogsRoutes({ store: o.store, consoleLogs: o.consoleLogs }),
@@ -102,6 +109,7 @@ export function createApi(o: ApiOptions): (req: IncomingMessage, res: ServerResp
       store: o.store,
       envdVersion: o.envdVersion,
       diskSizeMB: o.diskSizeMB,
+      diskFreeSpaceMB: o.diskFreeSpaceMB,
       limits,
       dropWarmPools: o.dropWarmPools,
     }),

@@ -208,6 +208,77 @@ it("a create the node finished and lost the answer to is handed over as created"
   await store.sandboxes.update(id, { state: "killed" });
 });
 
+/** What a node does first with a create under an Idempotency-Key: the key held by the api's ticket. */
+async function holdKey(key: string, ticket: string): Promise<void> {
+  const claim = await store.idempotencyKeys.claim({
+    teamId: team.id,
+    key,
+    requestHash: "h",
+    ticket,
+    leaseMs: 15_000,
+  });
+  expect(claim.kind).toBe("claimed");
+}
+
+it("sends a create whose key made its sandbox already to a node without placing it (no ticket)", async () => {
+  const ticket = await store.createTickets.issue(team.id, "n1");
+  await holdKey("made-1", ticket);
+  expect(await store.idempotencyKeys.finish(team.id, "made-1", ticket, "i-made")).toBe(true);
+  await store.createTickets.settle(ticket);
+  behave = async (req, res) => {
+    await readAll(req);
+    res.writeHead(201, { "content-type": "application/json" });
+    res.end(JSON.stringify({ sandboxID: "i-made" }));
+  };
+  const again = await create({ templateID: "base" }, { "Idempotency-Key": "made-1" });
+  expect(again).toMatchObject({ status: 201, body: { sandboxID: "i-made" } });
+  expect(received[0]?.["idempotency-key"]).toBe("made-1");
+  // placed creates carry a ticket: this one was not placed
+  expect(received[0]?.[CREATE_TICKET_HEADER]).toBeUndefined();
+});
+
+it("passes an Idempotency-Key on; a keyed create the node began and lost leaves the key free", async () => {
+  const id = newSandboxId();
+  behave = async (req, _res, ticket) => {
+    await readAll(req);
+    await holdKey(String(req.headers["idempotency-key"]), ticket);
+    expect(await store.createTickets.claim(ticket, team.id, "n1", id)).toBe(true);
+    await begin(id);
+    req.socket.resetAndDestroy();
+  };
+  const failed = await create({ templateID: "base" }, { "Idempotency-Key": "lost-1" });
+  expect(failed.status).toBe(502);
+  expect(failed.body.message).toContain("creating again makes one sandbox");
+  expect(received[0]?.["idempotency-key"]).toBe("lost-1");
+  // called off: a retry with the key makes the one sandbox
+  expect(await store.idempotencyKeys.get(team.id, "lost-1")).toBeUndefined();
+  expect((await store.sandboxes.get(id))?.state).toBe("killed");
+});
+
+it("a keyed create the node finished and lost the answer to keeps its key on the sandbox handed over", async () => {
+  const id = newSandboxId();
+  behave = async (req, res, ticket) => {
+    if (req.url === "/v2/sandboxes") {
+      await readAll(req);
+      await holdKey(String(req.headers["idempotency-key"]), ticket);
+      expect(await store.createTickets.claim(ticket, team.id, "n1", id)).toBe(true);
+      await begin(id);
+      await store.sandboxes.update(id, { state: "running" });
+      expect(await store.createTickets.confirm(ticket, id)).toBe(true);
+      req.socket.resetAndDestroy(); // before it recorded the sandbox on the key
+      return;
+    }
+    await readAll(req);
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ sandboxID: id }));
+  };
+  const created = await create({ templateID: "base" }, { "Idempotency-Key": "handed-1" });
+  expect(created.status).toBe(201);
+  expect((await store.idempotencyKeys.get(team.id, "handed-1"))?.sandboxId).toBe(id);
+  expect(await tickets()).toBe(0);
+  await store.sandboxes.update(id, { state: "killed" });
+});
+
 it("a create the node never received is a 503 to retry, and leaves no ticket", async () => {
   node.closeAllConnections();
   await new Promise((resolve) => node.close(resolve));

@@ -169,6 +169,11 @@ export function createApiRouter(o: ApiRouterOptions): {
     span.mark("body");
     const team = call.team;
     if (!team) throw invalid(`${call.op.id} needs the team's API key`);
+    // a create whose Idempotency-Key made its sandbox already makes none: any node answers
+    // with that one (api/idempotent-create.ts), however full the cluster is
+    const key = kind === "sandbox" ? call.params["Idempotency-Key"] : undefined;
+    if (typeof key === "string" && (await store.idempotencyKeys.get(team.id, key))?.sandboxId)
+      return forward(call, await anyNode(), raw);
     const create = kind === "sandbox" ? (body as CreateBody) : undefined;
     const request = create ? await placementOf(team, create) : { memoryMB: 0 };
     span.mark("resolve");

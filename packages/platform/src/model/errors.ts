@@ -12,6 +12,8 @@ export type ErrorCode =
   | "not_found"
   /** The thing is in a state that does not allow this now (409). */
   | "conflict"
+  /** The request clashes with an earlier one it names: an Idempotency-Key used for another (422). */
+  | "reused"
   /** A body or upload larger than accepted (413). */
   | "too_large"
   /** A limit of the team was reached (429, with a time to retry after). */
@@ -33,6 +35,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  reused: 422,
   too_large: 413,
   quota: 429,
   no_space: 507,
@@ -58,6 +61,7 @@ export const unauthenticated = (message: string) => new DomainError("unauthentic
 export const forbidden = (message: string) => new DomainError("forbidden", message);
 export const notFound = (message: string) => new DomainError("not_found", message);
 export const conflict = (message: string) => new DomainError("conflict", message);
+export const reused = (message: string) => new DomainError("reused", message);
 export const tooLarge = (message: string) => new DomainError("too_large", message);
 export const noSpace = (message: string) => new DomainError("no_space", message);
 export const quotaExceeded = (message: string, retryAfterSeconds = 1) =>

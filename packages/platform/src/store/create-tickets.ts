@@ -68,7 +68,21 @@ export class CreateTicketStore {
     return Number(result.numUpdatedRows) > 0;
   }
 
-  /** Calls the create off unless the node finished it; says which, and the sandbox concerned. */
+  /** The ticket as it stands: the sandbox claimed with it, and whether it was finished; undefined once gone. */
+  async get(key: string): Promise<{ sandboxId?: string; done: boolean } | undefined> {
+    const row = await this.db
+      .selectFrom("create_tickets")
+      .select(["sandbox_id", "done"])
+      .where("key", "=", key)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return { ...(row.sandbox_id ? { sandboxId: row.sandbox_id } : {}), done: row.done === 1 };
+  }
+
+  /**
+   * Calls the create off unless the node finished it; says which, and the sandbox concerned. An
+   * Idempotency-Key the create held is free again (store/idempotency-keys.ts).
+   */
   async abandon(key: string): Promise<Abandoned> {
     const [gone] = await this.db
       .deleteFrom("create_tickets")
@@ -76,7 +90,10 @@ export class CreateTicketStore {
       .where("done", "=", 0)
       .returning("sandbox_id")
       .execute();
-    if (gone) return { abandoned: true, ...(gone.sandbox_id ? { sandboxId: gone.sandbox_id } : {}) };
+    if (gone) {
+      await this.releaseKeys(key);
+      return { abandoned: true, ...(gone.sandbox_id ? { sandboxId: gone.sandbox_id } : {}) };
+    }
     const kept = await this.db
       .selectFrom("create_tickets")
       .select("sandbox_id")
@@ -85,8 +102,44 @@ export class CreateTicketStore {
     return { abandoned: !kept, ...(kept?.sandbox_id ? { sandboxId: kept.sandbox_id } : {}) };
   }
 
-  /** The api has the node's answer: the ticket is done with. */
+  /**
+   * The api has the node's answer: the ticket is done with. An Idempotency-Key its create held
+   * keeps the sandbox the create finished, or is free again when it finished none: whoever
+   * answered for the create settled the key already; this makes sure of it.
+   */
   async settle(key: string): Promise<void> {
+    await this.db
+      .updateTable("idempotency_keys")
+      .set((eb) => ({
+        sandbox_id: eb
+          .selectFrom("create_tickets")
+          .select("sandbox_id")
+          .where("key", "=", key)
+          .where("done", "=", 1),
+      }))
+      .where("ticket", "=", key)
+      .where("sandbox_id", "is", null)
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom("create_tickets")
+            .select("key")
+            .where("key", "=", key)
+            .where("done", "=", 1)
+            .where("sandbox_id", "is not", null),
+        ),
+      )
+      .execute();
+    await this.releaseKeys(key);
     await this.db.deleteFrom("create_tickets").where("key", "=", key).execute();
+  }
+
+  /** The keys held by the ticket's create that made no sandbox are free again. */
+  private async releaseKeys(key: string): Promise<void> {
+    await this.db
+      .deleteFrom("idempotency_keys")
+      .where("ticket", "=", key)
+      .where("sandbox_id", "is", null)
+      .execute();
   }
 }

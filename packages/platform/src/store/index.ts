@@ -2,6 +2,7 @@ import { type Kysely, sql } from "kysely";
 import { CreateTicketStore } from "./create-tickets.js";
 import { type Db, type DbOptions, openDb } from "./db.js";
 import { EventStore } from "./events.js";
+import { IdempotencyKeyStore } from "./idempotency-keys.js";
 import { LayerCatalog } from "./layer-catalog.js";
 import { LOCAL_NODE } from "./migrations.js";
 import { NodeStore } from "./nodes.js";
@@ -20,6 +21,7 @@ import { WebhookStore } from "./webhooks.js";
 export type { Abandoned } from "./create-tickets.js";
 export type { Dialect } from "./db.js";
 export type { PlatformEvent } from "./events.js";
+export type { Claim, IdempotencyRecord } from "./idempotency-keys.js";
 export type { LayerRecord } from "./layer-catalog.js";
 export { LOCAL_NODE } from "./migrations.js";
 export type { ClusterNode, NodeCapacity, NodeState } from "./nodes.js";
@@ -52,6 +54,8 @@ export interface Store {
   placements: PlacementStore;
   /** Creates sent on by an api, whose fate the api and the node settle between them. */
   createTickets: CreateTicketStore;
+  /** Teams' Idempotency-Keys of creates, each bound to its request and to the create it made. */
+  idempotencyKeys: IdempotencyKeyStore;
   /** The node this store speaks for (`local` under `x serve`): what it creates is that node's. */
   nodeId: string;
   /** Runs `fn` against the same stores in one transaction: all of its writes land, or none. */
@@ -99,6 +103,7 @@ export async function openStore(
     layers: new LayerCatalog(kysely),
     placements: new PlacementStore(kysely),
     createTickets: new CreateTicketStore(kysely),
+    idempotencyKeys: new IdempotencyKeyStore(kysely),
     nodeId,
     transaction: (fn) =>
       kysely.isTransaction ? fn(over(kysely)) : kysely.transaction().execute((trx) => fn(over(trx))),

@@ -433,6 +433,34 @@ const migrations: Record<string, Migration> = {
       }
     },
   },
+  // creates safe to retry: a team's Idempotency-Key, the request it came with and the create
+  // ticket of the attempt that holds it (then the sandbox it made), for a day
+  "0015-idempotency-keys": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("idempotency_keys")
+        .addColumn("team_id", "text", (c) => c.notNull().references("teams.id").onDelete("cascade"))
+        .addColumn("key", "text", (c) => c.notNull())
+        .addColumn("request_hash", "text", (c) => c.notNull())
+        .addColumn("ticket", "text", (c) => c.notNull())
+        .addColumn("sandbox_id", "text")
+        .addColumn("lease_until", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("expires_at", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("idempotency_keys_pk", ["team_id", "key"])
+        .execute();
+      await db.schema
+        .createIndex("idempotency_keys_expires")
+        .on("idempotency_keys")
+        .column("expires_at")
+        .execute();
+      await db.schema
+        .createIndex("idempotency_keys_ticket")
+        .on("idempotency_keys")
+        .column("ticket")
+        .execute();
+    },
+  },
 };
 
 /** The node id of `x serve`, and of rows from before nodes existed. */

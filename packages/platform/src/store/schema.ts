@@ -20,6 +20,7 @@ export interface Database {
   layer_copies: LayerCopiesTable;
   placements: PlacementsTable;
   create_tickets: CreateTicketsTable;
+  idempotency_keys: IdempotencyKeysTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
@@ -155,6 +156,23 @@ export interface CreateTicketsTable {
   /** 1 once the node finished the sandbox: from then on it is the create's, and stays. */
   done: number;
   created_at: string;
+}
+
+/** A team's key for a create safe to retry, and the create it binds to (store/idempotency-keys.ts). */
+export interface IdempotencyKeysTable {
+  team_id: string;
+  key: string;
+  /** sha256 of the operation and its body: the same key with another request is refused. */
+  request_hash: string;
+  /** The create ticket of the attempt that holds the key (create_tickets.key). */
+  ticket: string;
+  /** The sandbox it made (null while it is making one): from then on the key answers with it. */
+  sandbox_id: string | null;
+  /** The holder renews this while its attempt runs; past it, the holder is taken for gone. */
+  lease_until: string;
+  created_at: string;
+  /** A day after created_at: the key may make another sandbox from then on (and the row is swept). */
+  expires_at: string;
 }
 
 export interface TeamsTable {

@@ -11,6 +11,7 @@ import type { Orchestrator } from "../../orchestrator/orchestrator.js";
 import type { Store } from "../../store/index.js";
 import type { Volumes } from "../../volumes/volumes.js";
 import type { ApiRequest, HandlersFor, ParamsOf } from "../handler.js";
+import { type IdempotentCreates, requestHashOf } from "../idempotent-create.js";
 import { pageOf } from "../paging.js";
 import { ownedSandbox, teamOf } from "./access.js";
 import { type EgressConfig, egressPolicy } from "./egress-policy.js";
@@ -41,6 +42,8 @@ export interface SandboxRoutesOptions extends PresentOptions {
   checkEgressProxy?(input: EgressProxyInput): Promise<StoredEgressProxy>;
   /** Told how long each successful create took, for the platform's metrics. */
   observeCreate?(runtime: RuntimeName, seconds: number): void;
+  /** Creates under an `Idempotency-Key` (api/idempotent-create.ts). */
+  idempotentCreates: IdempotentCreates;
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 300;
@@ -106,10 +109,14 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
     return template && (template.teamId === team.id || template.public) ? [template.id] : [];
   }
 
-  /** The create's ticket when a cluster's api sent it: the sandbox lives only by it. */
-  function ticketOf(request: Pick<ApiRequest, "req">, team: Team): CreateTicket | undefined {
+  /** The ticket a cluster's api sent the create with, if it did. */
+  function sentTicket(request: Pick<ApiRequest, "req">): string | undefined {
     const header = request.req.headers[CREATE_TICKET_HEADER];
-    const key = Array.isArray(header) ? header[0] : header;
+    return (Array.isArray(header) ? header[0] : header) || undefined;
+  }
+
+  /** The create's hold on its ticket: the sandbox lives only by it (store/create-tickets.ts). */
+  function ticketOf(key: string | undefined, team: Team): CreateTicket | undefined {
     if (!key) return undefined;
     const calledOff = () =>
       conflict("the api that sent this create called it off (it lost this node's answer): create again");
@@ -130,10 +137,37 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
     return { ...policy, egressProxy: await o.checkEgressProxy(config.egressProxy) };
   }
 
+  /**
+   * A create, once per `Idempotency-Key` when it has one: the sandbox a key made answers every
+   * request with that key (api/idempotent-create.ts).
+   */
+  async function createOnce(
+    request: Pick<ApiRequest, "team" | "req" | "op"> & { params: { "Idempotency-Key"?: string } },
+    body: Schemas["NewSandboxV2"],
+  ): Promise<Schemas["Sandbox"]> {
+    const key = request.params["Idempotency-Key"];
+    if (!key) return (await create(request, body, sentTicket(request))).answer;
+    const team = teamOf(request);
+    return o.idempotentCreates.once({
+      team,
+      key,
+      requestHash: requestHashOf(request.op.id, body),
+      ticket: sentTicket(request),
+      attempt: (ticket) => create(request, body, ticket),
+      replay: async (sandboxId) => {
+        const sandbox = await o.store.sandboxes.get(sandboxId);
+        if (!sandbox) throw notFound(`sandbox '${sandboxId}', made with this Idempotency-Key, is gone`);
+        return presentSandbox(sandbox, o);
+      },
+      endCalledOff: (sandboxId) => o.store.sandboxes.endCalledOff(sandboxId),
+    });
+  }
+
   async function create(
     request: Pick<ApiRequest, "team" | "req">,
     body: Schemas["NewSandboxV2"],
-  ): Promise<Schemas["Sandbox"]> {
+    ticket: string | undefined,
+  ): Promise<{ sandboxId: string; answer: Schemas["Sandbox"] }> {
     const team = teamOf(request);
     const timeout = body.timeout ?? DEFAULT_TIMEOUT_SECONDS;
     checkTimeout(team, timeout, 1);
@@ -198,10 +232,12 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
       volumeMounts,
       identityTokens,
       maxLivePerTeam: limitsOf(team).sandboxes,
-      ticket: ticketOf(request, team),
+      ticket: ticketOf(ticket, team),
     });
     o.observeCreate?.(sandbox.runtime, (performance.now() - started) / 1000);
-    return presentSandbox(sandbox, o);
+    // as a read of its record answers (clientID is its node), so that a replay answers the same
+    const made = { ...sandbox, nodeId: sandbox.nodeId ?? o.store.nodeId };
+    return { sandboxId: sandbox.id, answer: presentSandbox(made, o) };
   }
 
   async function list(
@@ -254,8 +290,8 @@ export function sandboxRoutes(o: SandboxRoutesOptions): HandlersFor<SandboxOps> 
   }
 
   return {
-    createSandbox: async (r) => ({ status: 201, body: await create(r, r.body) }),
-    createSandboxLegacy: async (r) => ({ status: 201, body: await create(r, r.body) }),
+    createSandbox: async (r) => ({ status: 201, body: await createOnce(r, r.body) }),
+    createSandboxLegacy: async (r) => ({ status: 201, body: await createOnce(r, r.body) }),
     listSandboxes: async (r) => {
       const { items, headers } = await list(r, true);
       return { status: 200, body: items.map((s) => presentListedSandbox(s, o)), headers };

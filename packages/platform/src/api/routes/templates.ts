@@ -41,6 +41,8 @@ export interface TemplateRoutesOptions {
   importDir: string;
   envdVersion: string;
   diskSizeMB: number;
+  /** Free space (MiB) a fresh sandbox's disk of this size leaves its writers (rootfs/disk.ts). */
+  diskFreeSpaceMB(sizeMB: number): Promise<number>;
   /** The platform's limits; a team's own may lower them (its builds' CPU, memory and disk). */
   limits: PlatformLimits;
   /** Lets go of the warm pools of a template: before its layers go, or when its pool bounds change. */
@@ -221,6 +223,17 @@ export function templateRoutes(o: TemplateRoutesOptions): HandlersFor<TemplateOp
         throw invalid(`CPU count exceeds team limits (max: ${limits.cpuCount}), got ${cpuCount}`);
       if (memoryMB > limits.memoryMB)
         throw invalid(`memory exceeds team limits (max: ${limits.memoryMB} MiB), got ${memoryMB}`);
+      // the largest disk the team's sandboxes may have, and it holds only a sandbox's own
+      // writes (the build's layers lie below it): its free space is what every sandbox of the
+      // build starts with, whatever the steps wrote. 0 (or none) asks for nothing more
+      const diskSizeMB = Math.min(o.diskSizeMB, limits.diskSizeMB);
+      if (body.minFreeDiskMb) {
+        const free = await o.diskFreeSpaceMB(diskSizeMB);
+        if (body.minFreeDiskMb > free)
+          throw invalid(
+            `minFreeDiskMb exceeds team limits (max: ${free} MiB, what a sandbox's disk of ${diskSizeMB} MiB leaves free), got ${body.minFreeDiskMb}`,
+          );
+      }
       await checkTemplateRoom(store, team.id, name, limits.templates);
       const template = await templateNamed(store, team.id, name);
       const build = await store.templates.createBuild({
@@ -228,7 +241,7 @@ export function templateRoutes(o: TemplateRoutesOptions): HandlersFor<TemplateOp
         status: "waiting",
         cpuCount,
         memoryMB,
-        diskSizeMB: Math.min(o.diskSizeMB, limits.diskSizeMB),
+        diskSizeMB,
         envdVersion: o.envdVersion,
         spec: { tags },
         layers: [],
