@@ -13,7 +13,8 @@ const saved = { ...process.env };
 
 beforeAll(async () => {
   for (const name of CONNECTION_ENV) delete process.env[name];
-  p = await startTestPlatform({ runtime: "runc" });
+  // the receiver is on 127.0.0.1, which an operator must allow webhooks to reach
+  p = await startTestPlatform({ runtime: "runc", config: { allowPrivateWebhooks: ["127.0.0.1"] } });
   process.env.X_API_URL = p.apiUrl;
   process.env.X_PROXY_URL = p.proxyUrl;
   process.env.X_API_KEY = p.apiKey;

@@ -65,7 +65,12 @@ function makeImage(dir: string, hello = "hello from oci\n"): { image: string; la
 /** Template.build with its log lines collected. */
 async function build(template: Parameters<typeof Template.build>[0], name: string): Promise<string[]> {
   const logs: string[] = [];
-  await Template.build(template, name, { onBuildLogs: (e) => logs.push(e.message) });
+  try {
+    await Template.build(template, name, { onBuildLogs: (e) => logs.push(e.message) });
+  } catch (err) {
+    // the client's error may say nothing: the build's own log says why
+    throw new Error(`build ${name} failed: ${(err as Error).message}\n${logs.slice(-20).join("\n")}`);
+  }
   return logs;
 }
 
