@@ -1,78 +1,11 @@
-import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import path from "node:path";
 import { newSandboxId, newSecret } from "../lib/ids.js";
-import type { Logger } from "../lib/log.js";
 import type { RuntimeName } from "../model/sandbox.js";
 import { NORMAL_SHARES, STOCK_SHARES } from "../sandbox/cpu-fairness.js";
-import type { SandboxHostPort } from "../sandbox/host-port.js";
-import type { BootSpec } from "../sandbox/sandbox-host.js";
-import type { BootBudget } from "./boot-budget.js";
+import { discardPoolLeftovers, forgetMember, rememberMember } from "./warm-pool-records.js";
+import type { PoolKey, PoolMember, PoolStats, WarmPoolOptions } from "./warm-pool-types.js";
 
-/** A booted sandbox nobody owns yet: envd answers with the pool's own token. */
-export interface PoolMember {
-  id: string;
-  runtime: RuntimeName;
-  buildId: string;
-  address: string;
-  /** The token envd was started with; the claim replaces it through /init. */
-  accessToken: string;
-  /** Whether it was ready when taken (a hit), rather than booted while its create waited. */
-  fromStock: boolean;
-}
-
-export interface PoolLimits {
-  /** Ready members kept at least (the pool never shrinks below). */
-  min: number;
-  /** Ready members kept at most, however high demand goes. */
-  max: number;
-}
-
-export interface WarmPoolOptions extends PoolLimits {
-  host: SandboxHostPort;
-  budget: BootBudget;
-  /** Where this platform records its members, so the next start can remove what it left. */
-  recordDir: string;
-  /**
-   * Most (build, runtime) pools kept at once for one team; past it, that team's least recently
-   * used one is dropped (never another team's). Default 4.
-   */
-  maxPools?: number;
-  /**
-   * How many sandboxes may be kept ready for a team now: its limit of sandboxes less those it
-   * has live (unbounded for the platform's own templates). A team's stock, over all its
-   * pools, stays within it: kept members are sandboxes the host holds for the team. Unset: no bound.
-   */
-  stockAllowance?(teamId: string): Promise<number>;
-  /** A pool that gave out nothing for this long gives back one member above its minimum. Default 60 s. */
-  idleShrinkMs?: number;
-  /** A lone create's refill waits this long (default: SETTLE_MS of the runtime). */
-  settleMs?: number;
-  log: Logger;
-  /** Told of every boot, for the platform's metrics. */
-  onBoot?(runtime: RuntimeName, seconds: number, ok: boolean): void;
-  /**
-   * Run once in a member booted for stock before it is handed out, so that the cold paths it
-   * would pay on its first command (envd's, a login shell's) are paid while nobody waits.
-   */
-  warmUp?(member: PoolMember, spec: BootSpec): Promise<void>;
-}
-
-/** Which pool, and how it boots a member given the member's id and token. */
-export interface PoolKey {
-  templateId: string;
-  /** The team whose template it is: its stock counts against that team (see `stockAllowance`). */
-  teamId?: string;
-  buildId: string;
-  runtime: RuntimeName;
-  specFor(id: string, accessToken: string): BootSpec;
-  /** This template's own limits, when it has any. */
-  limits?: Partial<PoolLimits>;
-  /**
-   * Run in every member once booted, before it counts as ready (the template's start command
-   * and its ready check): a create gets a member whose servers already answer.
-   */
-  prepare?(member: PoolMember): Promise<void>;
-}
+export { discardPoolLeftovers } from "./warm-pool-records.js";
+export type { PoolKey, PoolLimits, PoolMember, PoolStats, WarmPoolOptions } from "./warm-pool-types.js";
 
 interface Waiter {
   resolve(member: PoolMember): void;
@@ -121,21 +54,6 @@ const RETRY_AFTER_MS = 10_000;
 const SETTLE_MS: Record<RuntimeName, number> = { runc: 250, runsc: 0 };
 
 const keyOf = (buildId: string, runtime: RuntimeName) => `${buildId}/${runtime}`;
-
-export interface PoolStats {
-  templateId: string;
-  teamId?: string;
-  buildId: string;
-  runtime: RuntimeName;
-  ready: number;
-  booting: number;
-  waiting: number;
-  target: number;
-  min: number;
-  max: number;
-  hits: number;
-  misses: number;
-}
 
 /**
  * Sandboxes for creates, per template build and runtime. A create takes a ready member when
@@ -226,7 +144,7 @@ export class WarmPool {
 
   /** The taken member is on record as a sandbox now: the pool no longer answers for it. */
   async handedOver(member: PoolMember): Promise<void> {
-    await this.forget(member.id);
+    await forgetMember(this.o.recordDir, member.id);
     const teamId = this.pools.get(keyOf(member.buildId, member.runtime))?.teamId;
     if (teamId) this.refreshAllowance(teamId);
   }
@@ -456,7 +374,7 @@ export class WarmPool {
   /** Boots a member; one for stock is warmed up too (nobody waits for it). */
   private async start(pool: Pool, member: PoolMember, forCreate: boolean): Promise<void> {
     try {
-      await this.remember(member);
+      await rememberMember(this.o.recordDir, member);
       const spec = pool.specFor(member.id, member.accessToken);
       if (!forCreate) this.yielding.add(member.id);
       member.address = await this.o.host.boot(
@@ -537,41 +455,6 @@ export class WarmPool {
     await this.o.host
       .destroy(member)
       .catch((err) => this.o.log.warn({ err }, "could not remove a warm pool member"));
-    await this.forget(member.id);
-  }
-
-  private async remember(member: PoolMember): Promise<void> {
-    await mkdir(this.o.recordDir, { recursive: true });
-    await writeFile(
-      path.join(this.o.recordDir, `${member.id}.json`),
-      JSON.stringify({ id: member.id, runtime: member.runtime }),
-    );
-  }
-
-  private async forget(id: string): Promise<void> {
-    await rm(path.join(this.o.recordDir, `${id}.json`), { force: true });
-  }
-}
-
-/**
- * Removes the members a platform that ended without stopping left (their records are in
- * `recordDir`): at the next start, or by `x cleanup` right after a kill.
- */
-export async function discardPoolLeftovers(
-  recordDir: string,
-  host: Pick<SandboxHostPort, "destroy">,
-  log: Logger,
-): Promise<void> {
-  const names = await readdir(recordDir).catch(() => [] as string[]);
-  for (const name of names.filter((n) => n.endsWith(".json"))) {
-    const file = path.join(recordDir, name);
-    try {
-      const { id, runtime } = JSON.parse(await readFile(file, "utf8")) as PoolMember;
-      await host.destroy({ id, runtime });
-      log.info({ sandboxId: id }, "removed a warm pool member left by a previous run");
-    } catch (err) {
-      log.warn({ file, err }, "could not remove a leftover warm pool member");
-    }
-    await rm(file, { force: true });
+    await forgetMember(this.o.recordDir, member.id);
   }
 }

@@ -1,13 +1,12 @@
-import { mkdir, readdir, rm, stat } from "node:fs/promises";
+import { mkdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { ENVD_PORT } from "@x/envd-client";
 import { envdAgent } from "../agent/agent-port.js";
 import { waitForEnvd, waitForEnvdQuiet } from "../agent/health.js";
-import type { Logger } from "../lib/log.js";
 import { spans } from "../lib/spans.js";
 import type { EgressPolicy } from "../model/network.js";
-import type { NetworkManager, SandboxNetwork } from "../network/network-manager.js";
-import { ensureDiskImage, mountDisk, type SandboxDisk, unmountDisk } from "../rootfs/disk.js";
+import type { SandboxNetwork } from "../network/network-manager.js";
+import { ensureDiskImage, mountDisk, unmountDisk } from "../rootfs/disk.js";
 import { isOverlayMounted, mountOverlay, unmountOverlay } from "../rootfs/overlay.js";
 import { type CgroupLife, cgroupLife, cgroupProcesses, setCgroupLimits } from "../runtime/cgroup-limits.js";
 import type {
@@ -28,79 +27,14 @@ import {
 } from "../runtime/oci-spec.js";
 import { runcCompat } from "../runtime/runc-compat.js";
 import { type RuncView, RuncViews } from "../runtime/runc-userns.js";
-import { archiveConsoleLog, ConsoleLogKeeper, DEFAULT_CONSOLE_LOG_MAX_BYTES } from "./console-log.js";
+import { DEFAULT_CONSOLE_LOG_MAX_BYTES } from "./console-log.js";
 import type { SandboxHostPort } from "./host-port.js";
 import { type SandboxLimits, sandboxLimits } from "./resource-limits.js";
+import { SandboxConsoles } from "./sandbox-consoles.js";
+import type { BootSpec, SandboxHostOptions, SandboxPaths } from "./sandbox-spec.js";
 import { TRUSTED_CA_ENV, trustEgressCa } from "./trusted-ca.js";
 
-const NETNS_DIR = "/run/netns";
-
-/** Everything needed to (re)start one sandbox's container. */
-export interface BootSpec {
-  id: string;
-  runtime: RuntimeName;
-  /** Template layers, topmost first. */
-  lowers: string[];
-  cpuCount: number;
-  /**
-   * CPU weight while it boots and waits (cpu.shares scale): a warm pool member booted for
-   * stock yields to sandboxes in use; the default weight when unset.
-   */
-  cpuShares?: number;
-  /** Nobody waits for this boot until the signal aborts (see RunOptions.patience). */
-  patience?: AbortSignal;
-  memoryMB: number;
-  /** Caps the writable layer (its own loop-mounted disk); uncapped, on the data dir's disk, when unset. */
-  diskSizeMB?: number;
-  /** What the sandbox may reach (its create's or last update's policy). */
-  egress: EgressPolicy;
-  envdAccessToken: string;
-  defaultUser: string;
-  defaultWorkdir?: string;
-  /** Volumes bound read-write into the sandbox, at absolute paths. */
-  volumes?: Array<{ volumeId: string; path: string }>;
-  /**
-   * Leave the egress CA out of its trust: a template build's sandbox, whose writable layer
-   * becomes a layer of the template (the CA is put into each sandbox at its own boot).
-   */
-  withoutEgressCa?: boolean;
-}
-
-export interface SandboxPaths {
-  dir: string;
-  /** The sandbox's own disk; upper and work live on it when it is mounted. */
-  disk: SandboxDisk;
-  upper: string;
-  work: string;
-  rootfs: string;
-  bundle: string;
-  /**
-   * The console log on the data dir: a sandbox's without a disk of its own (a build's), and
-   * what is kept of earlier runs of one with a disk, whose running log is on that disk
-   * (see console-log.ts).
-   */
-  consoleLog: string;
-  checkpoint: string;
-}
-
-export interface SandboxHostOptions {
-  dataDir: string;
-  runtimes: ReadonlyMap<RuntimeName, ContainerRuntime>;
-  network: NetworkManager;
-  /** Host directory holding envd's bundle (`envd.cjs` and its native addons). */
-  envdDir: string;
-  /** The egress CA's certificate (PEM), put into every sandbox's trust at boot (trusted-ca.ts). */
-  egressCa?: string;
-  /** Tasks a sandbox's commands may run (see resource-limits.ts); the runtime's default otherwise. */
-  processLimit?: number;
-  /** Where a volume's files are on this host, mounted (for sandboxes that bind it). */
-  volumeSource?(volumeId: string): Promise<string>;
-  /** Makes sure these layers (absolute paths) are on this host: beyond one machine, fetched from another node. */
-  ensureLayers?(lowers: string[]): Promise<void>;
-  /** Newest bytes kept of each sandbox's console log (see console-log.ts). */
-  consoleLogMaxBytes?: number;
-  log: Logger;
-}
+export type { BootSpec, SandboxHostOptions, SandboxPaths } from "./sandbox-spec.js";
 
 /**
  * The host side of sandboxes: network namespace, overlay root filesystem, OCI bundle and the
@@ -114,60 +48,32 @@ export class SandboxHost implements SandboxHostPort {
   private readonly deleting = new Map<string, Promise<void>>();
 
   readonly sandboxEnv: Readonly<Record<string, string>>;
-  private readonly consoles: ConsoleLogKeeper;
+  private readonly consoles: SandboxConsoles;
   /** What runc sandboxes run on: their user namespace's views of their files (runc-userns.ts). */
   private readonly runcViews = new RuncViews();
 
   constructor(private readonly o: SandboxHostOptions) {
     this.sandboxEnv = o.egressCa ? TRUSTED_CA_ENV : {};
-    this.consoles = new ConsoleLogKeeper({
-      maxBytes: this.consoleLogMaxBytes,
-      files: () => this.runningConsoleLogs(),
+    this.consoles = new SandboxConsoles({
+      maxBytes: o.consoleLogMaxBytes ?? DEFAULT_CONSOLE_LOG_MAX_BYTES,
+      paths: (id) => this.paths(id),
+      netnsPrefix: o.network.netnsName(""),
       log: o.log,
     });
   }
 
-  private get consoleLogMaxBytes(): number {
-    return this.o.consoleLogMaxBytes ?? DEFAULT_CONSOLE_LOG_MAX_BYTES;
-  }
-
   /** Keeps the console logs of this host's running sandboxes trimmed, adopted ones included, until close(). */
   watchConsoleLogs(): void {
-    this.consoles.start();
-    void this.consoles.sweep();
+    this.consoles.watch();
   }
 
   close(): void {
     this.consoles.close();
   }
 
-  /** Where a sandbox's console log is while it runs: on its own disk when it has one. */
-  private runningConsoleLog(spec: Pick<BootSpec, "id" | "diskSizeMB">): string {
-    const p = this.paths(spec.id);
-    return spec.diskSizeMB === undefined ? p.consoleLog : path.join(p.disk.mountPoint, "console.log");
-  }
-
   /** A sandbox's console logs, oldest first: what is kept of earlier runs, then the running one's. */
   consoleLogs(id: string): string[] {
-    const p = this.paths(id);
-    return [p.consoleLog, path.join(p.disk.mountPoint, "console.log")];
-  }
-
-  /** The console logs of the sandboxes with a network of this platform's: those whose container may run. */
-  private async runningConsoleLogs(): Promise<string[]> {
-    const prefix = this.o.network.netnsName("");
-    const names = await readdir(NETNS_DIR).catch(() => [] as string[]);
-    return names.filter((n) => n.startsWith(prefix)).flatMap((n) => this.consoleLogs(n.slice(prefix.length)));
-  }
-
-  /** Before a sandbox's disk goes: its running log's newest part joins the kept one on the data dir. */
-  private async keepConsoleLog(id: string): Promise<void> {
-    const [kept, running] = this.consoleLogs(id) as [string, string];
-    this.consoles.forget(kept);
-    this.consoles.forget(running);
-    await archiveConsoleLog(running, kept, this.consoleLogMaxBytes).catch((err: unknown) =>
-      this.o.log.warn({ sandboxId: id, err }, "could not keep the console log of a stopped sandbox"),
-    );
+    return this.consoles.logs(id);
   }
 
   /** Makes sure these layers (absolute paths) are here (beyond one machine: fetched from another node). */
@@ -337,13 +243,13 @@ export class SandboxHost implements SandboxHostPort {
     await this.writeSandboxBundle(spec, p, net.hostIp);
     span.mark("bundle");
     const runtime = this.runtime(spec.runtime);
-    const consoleLog = this.runningConsoleLog(spec);
+    const consoleLog = this.consoles.runningLog(spec);
     await runtime.run(await this.ref(spec.id), {
       bundleDir: p.bundle,
       consoleLog,
       ...(spec.patience ? { patience: spec.patience } : {}),
     });
-    this.consoles.keep(consoleLog);
+    this.consoles.started(consoleLog);
     await this.afterStart(spec);
     span.mark("runtime");
     await waitForEnvd(net.sandboxIp, 30_000);
@@ -487,9 +393,9 @@ export class SandboxHost implements SandboxHostPort {
     if (!runtime.restore) throw new Error(`runtime ${spec.runtime} cannot restore memory images`);
     const ref = await this.ref(spec.id);
     const t0 = performance.now();
-    const consoleLog = this.runningConsoleLog(spec);
+    const consoleLog = this.consoles.runningLog(spec);
     await runtime.restore(ref, { bundleDir: p.bundle, consoleLog, imageDir });
-    this.consoles.keep(consoleLog);
+    this.consoles.started(consoleLog);
     await this.afterStart(spec);
     const restoredMs = performance.now() - t0;
     await runtime.kill(ref, "SIGUSR2");
@@ -512,7 +418,7 @@ export class SandboxHost implements SandboxHostPort {
     await this.runtime(spec.runtime).delete(await this.ref(spec.id));
     await this.runcViews.close(this.paths(spec.id).dir);
     await unmountOverlay(this.paths(spec.id).rootfs);
-    await this.keepConsoleLog(spec.id);
+    await this.consoles.keep(spec.id);
     await unmountDisk(this.paths(spec.id).disk);
     await this.o.network.destroy(spec.id);
   }
@@ -545,7 +451,7 @@ export class SandboxHost implements SandboxHostPort {
     await this.thawForDelete(spec.id);
     await this.pendingDelete(spec.id);
     if (runtime) await runtime.delete(await this.ref(spec.id));
-    for (const file of this.consoleLogs(spec.id)) this.consoles.forget(file);
+    this.consoles.forget(spec.id);
     await this.runcViews.close(this.paths(spec.id).dir);
     await unmountOverlay(this.paths(spec.id).rootfs);
     await unmountDisk(this.paths(spec.id).disk);

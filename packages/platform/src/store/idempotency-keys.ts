@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import type { Kysely, WhereInterface } from "kysely";
 import { nowIso } from "../lib/ids.js";
 import type { Database } from "./schema.js";
 
@@ -104,10 +104,7 @@ export class IdempotencyKeyStore {
     const result = await this.db
       .updateTable("idempotency_keys")
       .set({ lease_until: leaseUntil(leaseMs) })
-      .where("team_id", "=", teamId)
-      .where("key", "=", key)
-      .where("ticket", "=", ticket)
-      .where("sandbox_id", "is", null)
+      .$call(heldBy(teamId, key, ticket))
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
@@ -117,10 +114,7 @@ export class IdempotencyKeyStore {
     const result = await this.db
       .updateTable("idempotency_keys")
       .set({ sandbox_id: sandboxId })
-      .where("team_id", "=", teamId)
-      .where("key", "=", key)
-      .where("ticket", "=", ticket)
-      .where("sandbox_id", "is", null)
+      .$call(heldBy(teamId, key, ticket))
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
@@ -129,10 +123,7 @@ export class IdempotencyKeyStore {
   async release(teamId: string, key: string, ticket: string): Promise<boolean> {
     const result = await this.db
       .deleteFrom("idempotency_keys")
-      .where("team_id", "=", teamId)
-      .where("key", "=", key)
-      .where("ticket", "=", ticket)
-      .where("sandbox_id", "is", null)
+      .$call(heldBy(teamId, key, ticket))
       .executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
   }
@@ -145,10 +136,7 @@ export class IdempotencyKeyStore {
     const result = await this.db
       .updateTable("idempotency_keys")
       .set({ ticket: to, lease_until: leaseUntil(leaseMs) })
-      .where("team_id", "=", teamId)
-      .where("key", "=", key)
-      .where("ticket", "=", from)
-      .where("sandbox_id", "is", null)
+      .$call(heldBy(teamId, key, from))
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
@@ -164,4 +152,14 @@ export class IdempotencyKeyStore {
     this.sweptAt = Date.now();
     await this.sweep();
   }
+}
+
+/** The row of a key that `ticket`'s attempt holds and that has made no sandbox yet. */
+function heldBy(teamId: string, key: string, ticket: string) {
+  return <Q extends WhereInterface<Database, "idempotency_keys">>(qb: Q): Q =>
+    qb
+      .where("team_id", "=", teamId)
+      .where("key", "=", key)
+      .where("ticket", "=", ticket)
+      .where("sandbox_id", "is", null) as Q;
 }
